@@ -1,0 +1,94 @@
+"""Downloading files: progress, size and checksum checks, atomic writes.
+
+Used by the data-set downloader and by the ELMo registry entries. A file is first written to
+a temporary name beside its destination and renamed into place only after every check
+passed, so a crash or a truncated transfer never leaves a file that looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from probing.errors import DownloadError
+
+ProgressFn = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
+_CHUNK = 1 << 16
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file's content."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def download_file(
+    url: str,
+    dest: str | os.PathLike[str],
+    *,
+    sha256: str | None = None,
+    size: int | None = None,
+    progress: ProgressFn | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Fetch ``url`` into ``dest`` atomically.
+
+    Args:
+        url: http(s) or file URL.
+        dest: final path; its folder is created.
+        sha256: expected hex digest, checked before the file is moved into place.
+        size: expected size in bytes; also checked against the server's Content-Length.
+        progress: called as bytes arrive with (done, total or None).
+        timeout: socket timeout in seconds.
+
+    Raises:
+        DownloadError: network failure, truncated transfer, wrong size or checksum.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    done = 0
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+                    header = resp.headers.get("Content-Length")
+                    announced = int(header) if header and header.isdigit() else None
+                    total = size if size is not None else announced
+                    if progress:
+                        progress(0, total)
+                    while True:
+                        block = resp.read(_CHUNK)
+                        if not block:
+                            break
+                        out.write(block)
+                        h.update(block)
+                        done += len(block)
+                        if progress:
+                            progress(done, total)
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                raise DownloadError(f"Could not download {url}: {exc}") from exc
+        if announced is not None and done != announced:
+            raise DownloadError(
+                f"Download of {url} was truncated: got {done} of {announced} bytes."
+            )
+        if size is not None and done != size:
+            raise DownloadError(f"Download of {url} has {done} bytes; expected {size}.")
+        if sha256 is not None and h.hexdigest() != sha256.lower():
+            raise DownloadError(
+                f"Checksum mismatch for {url}: got sha256 {h.hexdigest()}, expected {sha256}."
+            )
+        os.replace(tmp_name, dest)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return dest

@@ -1,0 +1,1 @@
+"""Encoders: one module per family, all returning :class:`probing.encoding.Encoding`."""

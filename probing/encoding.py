@@ -1,0 +1,97 @@
+"""The one data structure every encoder returns: per-layer word vectors for one sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+Pooling = Literal["first", "mean", "last"]
+POOLINGS: tuple[str, ...] = ("first", "mean", "last")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a model is and where it came from, shown to users as its provenance card."""
+
+    name: str
+    family: str  # "bert" (any transformers encoder) or "elmo"
+    n_layers: int  # contextual layers; ``layers`` holds n_layers + 1 arrays
+    dim: int
+    provenance: str  # one or two sentences: what it is, what it was trained on
+    source: str = ""  # hub id, URL or folder the weights came from
+    how_to_get_real: str = ""  # for embedded stand-ins: how to load the real thing
+    has_attention: bool = False
+    has_mlm_head: bool = False
+    max_pieces: int | None = None  # longest input in pieces, incl. special tokens; None = no limit
+    layer_names: tuple[str, ...] = ()
+
+
+@dataclass
+class Encoding:
+    """One sentence through one encoder.
+
+    Attributes:
+        words: the sentence's words (n_words).
+        pieces: the model's input units, special tokens included (n_pieces).
+        word_ids: for each piece, the index of its word, or None for special tokens.
+        layers: float32 (n_layers + 1, n_words, dim); layer 0 is the model's input layer.
+        static: float32 (n_words, dim), each word's context-free vector.
+        attentions: float32 (layers, heads, n_pieces, n_pieces) or None.
+        model: the encoder's ModelInfo.
+        pooling: how pieces were pooled into words.
+    """
+
+    words: list[str]
+    pieces: list[str]
+    word_ids: list[int | None]
+    layers: np.ndarray
+    static: np.ndarray
+    model: ModelInfo
+    pooling: str = "first"
+    attentions: np.ndarray | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def n_layers(self) -> int:
+        """Number of arrays in ``layers`` (contextual layers + 1)."""
+        return int(self.layers.shape[0])
+
+    def pieces_of(self, word_index: int) -> list[int]:
+        """Indices of the pieces that make up word ``word_index``."""
+        return [i for i, w in enumerate(self.word_ids) if w == word_index]
+
+
+def pool_pieces(
+    piece_vectors: np.ndarray, word_ids: Sequence[int | None], n_words: int, pooling: str
+) -> np.ndarray:
+    """Pool piece vectors into word vectors.
+
+    Args:
+        piece_vectors: (..., n_pieces, dim) array.
+        word_ids: word index per piece (None for special tokens, which are dropped).
+        n_words: number of words.
+        pooling: "first", "mean" or "last" piece of each word.
+
+    Returns:
+        (..., n_words, dim) array of the same dtype.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
+    groups: list[list[int]] = [[] for _ in range(n_words)]
+    for piece, word in enumerate(word_ids):
+        if word is not None:
+            groups[word].append(piece)
+    missing = [i for i, g in enumerate(groups) if not g]
+    if missing:
+        raise ValueError(f"words {missing} have no pieces; cannot pool")
+    if pooling == "first":
+        return piece_vectors[..., [g[0] for g in groups], :]
+    if pooling == "last":
+        return piece_vectors[..., [g[-1] for g in groups], :]
+    out = np.empty(piece_vectors.shape[:-2] + (n_words, piece_vectors.shape[-1]), piece_vectors.dtype)
+    for i, g in enumerate(groups):
+        out[..., i, :] = piece_vectors[..., g, :].mean(axis=-2)
+    return out

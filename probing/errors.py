@@ -1,0 +1,71 @@
+"""Typed errors. Pages turn each into one readable message; the CLI prints it and exits 2."""
+
+from __future__ import annotations
+
+
+class ContextLensError(Exception):
+    """Base class: every error the library raises on purpose derives from this."""
+
+
+class UnknownModelError(ContextLensError, KeyError):
+    """A model name that is neither a registry entry, a hub id form, nor an existing folder."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ModelUnavailableError(ContextLensError):
+    """A known model whose weights cannot be had here (offline, not cached, no local folder)."""
+
+
+class UnsafeModelError(ContextLensError):
+    """A checkpoint that could only be loaded unsafely (pickle weights, remote code)."""
+
+
+class InputTooLongError(ContextLensError, ValueError):
+    """Input longer than the model can take in one pass."""
+
+    def __init__(self, length: int, limit: int, unit: str = "word pieces") -> None:
+        self.length = length
+        self.limit = limit
+        self.unit = unit
+        super().__init__(
+            f"Input is {length} {unit} long; this model takes at most {limit}. "
+            "Shorten the text or split it into sentences."
+        )
+
+
+class EmptyInputError(ContextLensError, ValueError):
+    """Empty text, or text with no words in it."""
+
+
+class NoMaskError(ContextLensError, ValueError):
+    """Fill-mask input without a [MASK]."""
+
+
+class TooManyMasksError(ContextLensError, ValueError):
+    """Fill-mask input with more masks than allowed."""
+
+
+class NoMLMHeadError(ContextLensError):
+    """Fill-mask asked of an encoder that has no masked-language-model head."""
+
+
+class DatasetNotFoundError(ContextLensError, FileNotFoundError):
+    """A data set that is not in the data folder; the message says how to get it."""
+
+
+class DownloadError(ContextLensError):
+    """A download that failed, was truncated, or did not match its checksum."""
+
+
+class CorruptCacheError(ContextLensError):
+    """A cache entry that cannot be read back; callers rebuild it."""
+
+
+class DataFormatError(ContextLensError, ValueError):
+    """Malformed input data (e.g. an uploaded CoNLL-U file); the message names the line."""
+
+
+class DemoModeError(ContextLensError, PermissionError):
+    """Something the shared demo does not allow (paths, hub ids, oversize jobs)."""
