@@ -1,0 +1,7 @@
+"""``python -m probing``: see :mod:`probing.cli`."""
+
+import sys
+
+from probing.cli import main
+
+sys.exit(main())

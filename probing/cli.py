@@ -1,0 +1,63 @@
+"""Command line: ``python -m probing COMMAND …`` runs the library's analyses headless.
+
+Each command lives in the module that does the work and registers itself here through an
+``add_arguments(parser)`` / ``main(args)`` pair, so this file only dispatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from probing.errors import ContextLensError
+
+# command -> (module, one-line help). Modules are imported only when their command runs.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "models": ("probing.cli_models", "list the registry's models"),
+    "encode": ("probing.cli_models", "encode a sentence and print per-layer shapes"),
+    "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
+    "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m probing", description=__doc__)
+    parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        _module_arguments(module, name)(p)
+    return parser
+
+
+def _module_arguments(module: str, command: str):
+    def add(p: argparse.ArgumentParser) -> None:
+        mod = importlib.import_module(module)
+        adder = getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or getattr(
+            mod, "add_arguments"
+        )
+        adder(p)
+
+    return add
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.data_dir:
+        from probing.config import set_data_dir
+
+        set_data_dir(args.data_dir)
+    mod = importlib.import_module(args._module)
+    runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or getattr(mod, "run")
+    try:
+        return int(runner(args) or 0)
+    except ContextLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

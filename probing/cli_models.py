@@ -1,0 +1,42 @@
+"""CLI commands ``models`` and ``encode``: look at the registry and at one encoding."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_models_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run_models(args: argparse.Namespace) -> int:
+    from probing.registry import available_models, entry
+
+    rows = []
+    for name in available_models():
+        e = entry(name)
+        rows.append({"name": name, "family": e.family, "embedded": e.embedded, "summary": e.summary})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['name']:<26} {r['summary']}")
+    return 0
+
+
+def add_encode_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help="the sentence")
+    p.add_argument("--model", default="minilm-l6")
+    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    from probing.registry import load_encoder
+
+    (enc,) = load_encoder(args.model).encode(args.text, pooling=args.pooling)
+    print(f"model: {enc.model.name} ({enc.model.family}); layers {enc.layers.shape}")
+    print("pieces:", " ".join(enc.pieces))
+    for k, w in enumerate(enc.words):
+        print(f"{k:>3} {w:<20} pieces {enc.pieces_of(k)}")
+    return 0

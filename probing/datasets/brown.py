@@ -1,0 +1,134 @@
+"""Reader for the Brown corpus in NLTK's layout (files ``ca01``..``cr09``, ``word/tag``).
+
+Tags are normalised for probing (``pos``); the file's own tag is kept as ``pos_raw``:
+
+- upper-cased (NLTK's convention: ``np$`` -> ``NP$``);
+- the title / headline / cited-word marks are dropped wherever they stand: suffixes ``-TL``,
+  ``-HL``, ``-NC`` (also stacked, ``NN-TL-HL`` -> ``NN``) and the foreign-word prefix ``FW-``
+  (``FW-NN-TL`` -> ``NN``), because they describe where a word stands, not its part of speech;
+- compound (contraction) tags such as ``PPS+BEZ`` (``it's``) and possessives such as ``NP$``
+  and negations such as ``DOZ*`` are kept: they are genuine Brown tags.
+
+Split: a Brown file goes to the split of the SemCor document made from it under the fixed
+SemCor rule (``ca01`` -> ``semcor_split("br-a01")``), for every file whether or not it is in
+SemCor. Brown and SemCor splits therefore agree, and the LM training text
+(``probing.training.corpus``), which leaves out Brown's dev and test files, never contains a
+sentence of a SemCor or Brown dev/test document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from probing.datasets.registry import dataset_path
+from probing.datasets.splits import Split, semcor_split
+from probing.datasets.types import Sentence
+
+_FILE_RE = re.compile(r"^c[a-r]\d\d$")
+# "-T"/"-N" appear truncated in a handful of tags (``FW-IN+AT-T``, ``PPSS+BER-N``).
+_SUFFIX_RE = re.compile(r"(?:-(?:TL|HL|NC|T|N))+$")
+
+
+def normalize_brown_tag(tag: str) -> str:
+    """Brown tag without title/headline/cited/foreign marks, upper-cased (see module doc)."""
+    tag = tag.upper()
+    if tag.startswith("FW-") and len(tag) > 3:
+        tag = tag[3:]
+    stripped = _SUFFIX_RE.sub("", tag)
+    return stripped or tag  # "--" and friends stay as they are
+
+
+def brown_split(file_id: str) -> Split:
+    """Split of Brown file ``file_id`` (``ca01``): that of SemCor document ``br-a01``."""
+    return semcor_split("br-" + file_id[1:])
+
+
+def brown_files(data_dir: str | Path | None = None) -> list[str]:
+    """All Brown file ids present, sorted (``ca01`` ... ``cr09``)."""
+    folder = dataset_path("brown", data_dir)
+    return sorted(p.name for p in folder.iterdir() if _FILE_RE.match(p.name))
+
+
+@lru_cache(maxsize=4)
+def _categories(folder: Path) -> dict[str, str]:
+    cats: dict[str, str] = {}
+    cats_file = folder / "cats.txt"
+    for line in cats_file.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            cats[parts[0]] = parts[1]
+    return cats
+
+
+def brown_genres(data_dir: str | Path | None = None) -> dict[str, str]:
+    """File id -> genre (``news``, ``fiction`` ...) from ``cats.txt``."""
+    return dict(_categories(dataset_path("brown", data_dir)))
+
+
+def _split_token(token: str) -> tuple[str, str]:
+    # Words may contain "/" ("1/2/cd"): the tag is after the last slash.
+    word, _, tag = token.rpartition("/")
+    return (word, tag) if word else (token, "")
+
+
+def read_brown(
+    split: str | Iterable[str] | None = None,
+    data_dir: str | Path | None = None,
+    files: Iterable[str] | None = None,
+) -> Iterator[Sentence]:
+    """Sentences of the Brown corpus, file by file in file-id order.
+
+    Args:
+        split: ``train``/``dev``/``test`` (or several); ``None`` for all files.
+        data_dir: data folder (default: the data-dir setting).
+        files: read only these file ids (still in sorted order).
+
+    Yields:
+        Sentence with labels ``pos`` (normalised) and ``pos_raw``; ``meta["genre"]``.
+    """
+    folder = dataset_path("brown", data_dir)
+    wanted = {split} if isinstance(split, str) else (set(split) if split is not None else None)
+    genres = _categories(folder)
+    chosen = sorted(files) if files is not None else brown_files(data_dir)
+    for file_id in chosen:
+        part = brown_split(file_id)
+        if wanted is not None and part not in wanted:
+            continue
+        n = 0
+        with open(folder / file_id, encoding="utf-8") as f:
+            for line in f:
+                tokens = line.split()
+                if not tokens:
+                    continue
+                words, raw = zip(*(_split_token(t) for t in tokens), strict=True)
+                n += 1
+                yield Sentence(
+                    words=list(words),
+                    labels={
+                        "pos": [normalize_brown_tag(t) for t in raw],
+                        "pos_raw": list(raw),
+                    },
+                    doc_id=file_id,
+                    sent_id=f"{file_id}-{n}",
+                    split=part,
+                    meta={"genre": genres.get(file_id, "")},
+                )
+
+
+def brown_words(
+    split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+) -> Iterator[list[str]]:
+    """Just the words of each Brown sentence (cheaper than :func:`read_brown`)."""
+    folder = dataset_path("brown", data_dir)
+    wanted = {split} if isinstance(split, str) else (set(split) if split is not None else None)
+    for file_id in brown_files(data_dir):
+        if wanted is not None and brown_split(file_id) not in wanted:
+            continue
+        with open(folder / file_id, encoding="utf-8") as f:
+            for line in f:
+                tokens = line.split()
+                if tokens:
+                    yield [_split_token(t)[0] for t in tokens]

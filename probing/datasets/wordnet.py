@@ -1,0 +1,138 @@
+"""WordNet 3.0: NLTK's reader over the data folder, sense-key helpers and gloss text.
+
+Sense keys are WordNet's ``lemma%ss_type:lex_filenum:lex_id:head_word:head_id``
+(e.g. ``say%2:32:00::``); the ``lex_filenum`` field names the lexicographer file
+(``verb.communication``), which is the *supersense* label used for probing.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from probing.datasets.registry import dataset_path
+
+DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
+
+# PTB (and Brown/UPOS-ish) tag prefixes -> WordNet POS letters.
+_POS_PREFIX = (("NN", "n"), ("VB", "v"), ("JJ", "a"), ("RB", "r"))
+_UPOS = {"NOUN": "n", "PROPN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
+_EXAMPLE_RE = re.compile(r'"([^"]*)"')
+
+
+def wordnet_pos(pos: str) -> str | None:
+    """WordNet POS letter (``n v a r``) for a WordNet letter, a PTB tag or a UPOS tag."""
+    if pos in {"n", "v", "a", "r", "s"}:
+        return "a" if pos == "s" else pos
+    if pos in _UPOS:
+        return _UPOS[pos]
+    for prefix, letter in _POS_PREFIX:
+        if pos.upper().startswith(prefix):
+            return letter
+    return None
+
+
+@lru_cache(maxsize=2)
+def _reader(folder: Path):  # noqa: ANN202 - nltk has no type stubs
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _WordNet30Reader(WordNetCorpusReader):
+        # NLTK maps a non-"wordnet" version onto its own downloaded WordNet for the
+        # multilingual (OMW) functions, which we neither use nor have offline: the
+        # folder *is* WordNet 3.0, so there is nothing to map.
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    # NLTK >= 3.9 only reads corpora under its data paths; the user chose this folder
+    # through the data-dir setting, so authorise exactly it (not the whole data dir).
+    if str(folder) not in map(str, nltk.data.path):
+        nltk.data.path.append(str(folder))
+    with warnings.catch_warnings():  # "multilingual functions are not available"
+        warnings.simplefilter("ignore", UserWarning)
+        return _WordNet30Reader(str(folder), None)
+
+
+def wordnet(data_dir: str | Path | None = None):  # noqa: ANN201
+    """NLTK's ``WordNetCorpusReader`` over ``<data dir>/wordnet-3.0`` (cached per folder)."""
+    return _reader(dataset_path("wordnet", data_dir).resolve())
+
+
+@lru_cache(maxsize=2)
+def _lexnames(folder: Path) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for line in (folder / "lexnames").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            names[parts[0]] = parts[1]
+    return names
+
+
+def lexnames(data_dir: str | Path | None = None) -> dict[str, str]:
+    """Lexicographer file number (``"32"``) -> name (``"verb.communication"``)."""
+    return dict(_lexnames(dataset_path("wordnet", data_dir).resolve()))
+
+
+def supersense_of(sense_key: str, data_dir: str | Path | None = None) -> str:
+    """Supersense (lexicographer file name) of a sense key: ``say%2:32:00::`` ->
+    ``verb.communication``. Raises ValueError for a malformed key."""
+    try:
+        lexsn = sense_key.split("%", 1)[1]
+        filenum = lexsn.split(":")[1]
+        return _lexnames(dataset_path("wordnet", data_dir).resolve())[filenum]
+    except (IndexError, KeyError):
+        raise ValueError(f"not a WordNet sense key: {sense_key!r}") from None
+
+
+def sense_gloss(sense_key: str, data_dir: str | Path | None = None) -> str:
+    """Definition of the synset a sense key belongs to. Raises ValueError if unknown."""
+    wn = wordnet(data_dir)
+    try:
+        return wn.lemma_from_key(sense_key).synset().definition()
+    except Exception as exc:  # nltk raises WordNetError / KeyError / ValueError
+        raise ValueError(f"unknown WordNet sense key: {sense_key!r}") from exc
+
+
+def first_sense_key(lemma: str, pos: str, data_dir: str | Path | None = None) -> str | None:
+    """Sense key of WordNet's first (most frequent) sense of ``lemma`` as ``pos``.
+
+    ``pos`` may be a WordNet letter, a PTB tag or a UPOS tag. ``None`` when WordNet has no
+    such lemma. This is the standard most-frequent-sense backoff for WSD.
+    """
+    letter = wordnet_pos(pos)
+    if letter is None:
+        return None
+    wn = wordnet(data_dir)
+    name = lemma.strip().replace(" ", "_")
+    lemmas = wn.lemmas(name, letter)  # in WordNet sense order (by tagged frequency)
+    if not lemmas:
+        return None
+    return lemmas[0].key()
+
+
+def wordnet_glosses(data_dir: str | Path | None = None) -> Iterator[tuple[str, str, str]]:
+    """``(synset offset+pos, kind, text)`` for every definition and example, in file order.
+
+    ``kind`` is ``"definition"`` or ``"example"``. The gloss is split the way NLTK does it:
+    quoted parts are examples, the rest (minus ``;`` separators) is the definition.
+    """
+    folder = dataset_path("wordnet", data_dir, required=DATA_FILES)
+    for name in DATA_FILES:
+        with open(folder / name, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("  "):  # licence header
+                    continue
+                fields, sep, gloss = line.partition("|")
+                if not sep:
+                    continue
+                head = fields.split(maxsplit=3)
+                synset_id = f"{head[0]}-{head[2]}"
+                definition = _EXAMPLE_RE.sub("", gloss).strip().strip(";").strip()
+                if definition:
+                    yield synset_id, "definition", definition
+                for example in _EXAMPLE_RE.findall(gloss):
+                    if example.strip():
+                        yield synset_id, "example", example.strip()

