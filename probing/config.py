@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -33,3 +34,33 @@ def set_data_dir(path: str | os.PathLike[str]) -> None:
 def demo_mode() -> bool:
     """True when running as the shared demo."""
     return os.environ.get("CONTEXTLENS_DEMO", "").lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what one request may ask for. Demo mode is strict; local use is generous."""
+
+    max_chars: int  # characters of typed text per request
+    max_sentences: int  # sentences typed on one page
+    max_probe_train_sentences: int  # training sentences for a probe run from the UI
+    max_upload_bytes: int  # uploaded CoNLL-U files
+    heavy_jobs: int  # concurrent heavy jobs (extraction, probing, UMAP) per server process
+
+
+def limits() -> Limits:
+    """The caps in force (see ``demo_mode``)."""
+    if demo_mode():
+        return Limits(
+            max_chars=2_000,
+            max_sentences=12,
+            max_probe_train_sentences=2_000,
+            max_upload_bytes=2 * 1024 * 1024,
+            heavy_jobs=1,
+        )
+    return Limits(
+        max_chars=50_000,
+        max_sentences=200,
+        max_probe_train_sentences=20_000,
+        max_upload_bytes=50 * 1024 * 1024,
+        heavy_jobs=2,
+    )

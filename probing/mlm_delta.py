@@ -194,7 +194,11 @@ def apply_delta(
     return manifest
 
 
-def load_minilm_mlm(delta_dir: Path = MINILM_MLM_DELTA, device: str | torch.device | None = None):
+def load_minilm_mlm(
+    delta_dir: Path = MINILM_MLM_DELTA,
+    device: str | torch.device | None = None,
+    attn_implementation: str = "eager",
+):
     """all-MiniLM-L6-v2 with ContextLens's MLM head: a ``transformers.BertForMaskedLM`` in eval mode.
 
     Builds the model from the minilm config, loads the untouched pretrained encoder from
@@ -202,13 +206,17 @@ def load_minilm_mlm(delta_dir: Path = MINILM_MLM_DELTA, device: str | torch.devi
     ModelUnavailableError if the delta is missing or corrupt, or if the installed base checkpoint
     is not the one the delta was trained against (sha256 mismatch).
     Logits: ``model(input_ids).logits`` of shape (batch, pieces, 30522).
+    ``attn_implementation`` defaults to "eager" (like the registry's other models) so that
+    attention maps can be returned; training uses "sdpa".
     """
     from transformers import BertForMaskedLM
 
     read_manifest(delta_dir)  # fail fast, before building the model, when there is no delta
     base_dir = minilm_dir()
     base_sha = file_sha256(base_dir / BASE_FILE)
-    model = BertForMaskedLM(minilm_mlm_config(base_dir))
+    config = minilm_mlm_config(base_dir)
+    config._attn_implementation = attn_implementation
+    model = BertForMaskedLM(config)
     load_base_into(model, base_state_dict(base_dir))
     apply_delta(model, delta_dir, base_sha256=base_sha)
     if model.cls.predictions.decoder.weight is not model.bert.embeddings.word_embeddings.weight:
@@ -225,6 +233,7 @@ def _atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files get committed and shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -47,8 +47,10 @@ def model_picker(key: str = "models", max_models: int = 2, default: list[str] | 
         key=key,
         max_selections=max_models,
         help="Pick one model, or two to compare them side by side.",
-        format_func=lambda n: n if n == _CUSTOM else f"{n} — {_summary(n)}",
     )
+    for name in picked:
+        if name != _CUSTOM:
+            st.sidebar.caption(f"**{name}**: {_summary(name)}")
     names = [p for p in picked if p != _CUSTOM]
     if _CUSTOM in picked:
         custom = st.sidebar.text_input(

@@ -1,7 +1,17 @@
-"""Data sets: registry, readers (UD-EWT, SemCor, Brown, WordNet), splits and downloads."""
+"""Data sets: registry, readers (UD-EWT, SemCor, Brown, WordNet), splits and downloads.
+
+Every reader yields :class:`Sentence` objects (words + per-word label lists) and reads from
+the data dir (``CONTEXTLENS_DATA_DIR`` / ``--data-dir``); a missing data set raises
+``DatasetNotFoundError`` saying where it was expected and how to download it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from probing.datasets.brown import brown_genres, brown_split, normalize_brown_tag, read_brown
+from probing.datasets.download import DownloadResult, download_dataset
 from probing.datasets.registry import (
     DATASETS,
     DatasetInfo,
@@ -9,6 +19,57 @@ from probing.datasets.registry import (
     get_dataset,
     list_datasets,
 )
+from probing.datasets.semcor import read_semcor, semcor_documents
+from probing.datasets.splits import brown_file_for_semcor, semcor_split
 from probing.datasets.types import Sentence
+from probing.datasets.ud import UPOS_TAGS, read_ud
+from probing.datasets.wordnet import (
+    LEXNAMES,
+    first_sense_key,
+    sense_gloss,
+    supersense_of,
+    wordnet,
+)
 
-__all__ = ["DATASETS", "DatasetInfo", "Sentence", "dataset_path", "get_dataset", "list_datasets"]
+
+def read_sentences(
+    name: str, split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+) -> Iterator[Sentence]:
+    """Sentences of data set ``name`` (``ud-ewt``, ``semcor``, ``brown``), one split or all."""
+    info = get_dataset(name)
+    if not info.splits:
+        raise ValueError(f"{name!r} is a lexicon, not a corpus of sentences.")
+    if name == "ud-ewt":
+        splits = [split] if isinstance(split, str) else list(split or info.splits)
+        return (s for part in splits for s in read_ud(part, data_dir))
+    if name == "semcor":
+        return read_semcor(split, data_dir)
+    return read_brown(split, data_dir)
+
+
+__all__ = [
+    "DATASETS",
+    "LEXNAMES",
+    "UPOS_TAGS",
+    "DatasetInfo",
+    "DownloadResult",
+    "Sentence",
+    "brown_file_for_semcor",
+    "brown_genres",
+    "brown_split",
+    "dataset_path",
+    "download_dataset",
+    "first_sense_key",
+    "get_dataset",
+    "list_datasets",
+    "normalize_brown_tag",
+    "read_brown",
+    "read_semcor",
+    "read_sentences",
+    "read_ud",
+    "semcor_documents",
+    "semcor_split",
+    "sense_gloss",
+    "supersense_of",
+    "wordnet",
+]

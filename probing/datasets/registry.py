@@ -41,7 +41,15 @@ DATASETS: dict[str, DatasetInfo] = {
         DatasetInfo(
             name="ud-ewt",
             description="Universal Dependencies English Web Treebank (UPOS, PTB XPOS)",
-            urls=("https://github.com/UniversalDependencies/UD_English-EWT",),
+            urls=tuple(
+                f"https://github.com/UniversalDependencies/UD_English-EWT/raw/15d613d8/{f}"
+                for f in (
+                    "en_ewt-ud-train.conllu",
+                    "en_ewt-ud-dev.conllu",
+                    "en_ewt-ud-test.conllu",
+                    "LICENSE.txt",
+                )
+            ),
             licence="CC BY-SA 4.0",
             folder="ud-english-ewt",
             splits=("train", "dev", "test"),
@@ -55,17 +63,19 @@ DATASETS: dict[str, DatasetInfo] = {
         DatasetInfo(
             name="semcor",
             description="SemCor 3.0 (brown1+brown2): PTB POS, WordNet 3.0 senses, supersenses",
-            urls=("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/semcor.zip",),
+            urls=("http://web.eecs.umich.edu/~mihalcea/downloads/semcor/semcor3.0.tar.gz",),
             licence="WordNet 3.0 licence",
             folder="semcor-3.0",
             splits=("train", "dev", "test"),
-            label_sets=("pos", "sense", "supersense", "lemma"),
+            label_sets=("pos", "sense", "supersense", "lemma", "mwe"),
             required=("brown1/tagfiles", "brown2/tagfiles"),
         ),
         DatasetInfo(
             name="brown",
             description="Brown corpus (Brown tag set, 15 genres)",
-            urls=("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip",),
+            urls=(
+                "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip",
+            ),
             licence="redistribution permitted (see README)",
             folder="brown",
             splits=("train", "dev", "test"),

@@ -10,12 +10,31 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from probing.datasets.registry import dataset_path
 
 DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
+
+# WordNet 3.0 lexicographer files (``lexnames``), number -> name: the 45 supersenses. Fixed
+# by the 3.0 release, so readers need no data file for them (a test checks the file).
+LEXNAMES: dict[str, str] = {
+    f"{i:02d}": name
+    for i, name in enumerate((
+        "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal",
+        "noun.artifact", "noun.attribute", "noun.body", "noun.cognition",
+        "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
+        "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon",
+        "noun.plant", "noun.possession", "noun.process", "noun.quantity", "noun.relation",
+        "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body",
+        "verb.change", "verb.cognition", "verb.communication", "verb.competition",
+        "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+        "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather",
+        "adj.ppl",
+    ))
+}  # fmt: skip
 
 # PTB (and Brown/UPOS-ish) tag prefixes -> WordNet POS letters.
 _POS_PREFIX = (("NN", "n"), ("VB", "v"), ("JJ", "a"), ("RB", "r"))
@@ -87,30 +106,68 @@ def supersense_of(sense_key: str, data_dir: str | Path | None = None) -> str:
         raise ValueError(f"not a WordNet sense key: {sense_key!r}") from None
 
 
+_DATA_FILE_OF_SS_TYPE = {"1": "data.noun", "2": "data.verb", "3": "data.adj",
+                         "4": "data.adv", "5": "data.adj"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _SenseIndex:
+    offsets: dict[str, tuple[int, int]]  # sense key -> (synset offset, sense number)
+    first: dict[tuple[str, str], str]  # (lemma, WordNet POS letter) -> key of sense 1
+
+
+@lru_cache(maxsize=2)
+def _sense_index(folder: Path) -> _SenseIndex:
+    # index.sense is WordNet's own key -> synset table (206,941 lines, ~0.3 s to load):
+    # far cheaper than building NLTK's whole reader for a gloss or a first sense.
+    offsets: dict[str, tuple[int, int]] = {}
+    first: dict[tuple[str, str], str] = {}
+    with open(folder / "index.sense", encoding="utf-8") as f:
+        for line in f:
+            key, offset, number, _count = line.split()
+            offsets[key] = (int(offset), int(number))
+            if number == "1":
+                lemma, lexsn = key.split("%", 1)
+                letter = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}[lexsn[0]]
+                first.setdefault((lemma, letter), key)
+    return _SenseIndex(offsets, first)
+
+
+def _definition(gloss: str) -> str:
+    # As NLTK does it: drop the quoted examples, then the "; " separators they leave behind.
+    return _EXAMPLE_RE.sub("", gloss).strip().strip("; ")
+
+
+def _folder(data_dir: str | Path | None) -> Path:
+    return dataset_path("wordnet", data_dir).resolve()
+
+
 def sense_gloss(sense_key: str, data_dir: str | Path | None = None) -> str:
-    """Definition of the synset a sense key belongs to. Raises ValueError if unknown."""
-    wn = wordnet(data_dir)
-    try:
-        return wn.lemma_from_key(sense_key).synset().definition()
-    except Exception as exc:  # nltk raises WordNetError / KeyError / ValueError
-        raise ValueError(f"unknown WordNet sense key: {sense_key!r}") from exc
+    """Definition of the synset a sense key belongs to (examples left out, as NLTK's
+    ``Synset.definition()``). Raises ValueError for a key not in WordNet 3.0."""
+    folder = _folder(data_dir)
+    entry = _sense_index(folder).offsets.get(sense_key.strip().lower())
+    if entry is None:
+        raise ValueError(f"unknown WordNet sense key: {sense_key!r}")
+    data_file = _DATA_FILE_OF_SS_TYPE[sense_key.split("%", 1)[1][0]]
+    with open(folder / data_file, "rb") as f:  # offsets are byte offsets
+        f.seek(entry[0])
+        line = f.readline().decode("utf-8")
+    return _definition(line.partition("|")[2])
 
 
 def first_sense_key(lemma: str, pos: str, data_dir: str | Path | None = None) -> str | None:
     """Sense key of WordNet's first (most frequent) sense of ``lemma`` as ``pos``.
 
-    ``pos`` may be a WordNet letter, a PTB tag or a UPOS tag. ``None`` when WordNet has no
-    such lemma. This is the standard most-frequent-sense backoff for WSD.
+    ``pos`` may be a WordNet letter, a PTB tag or a UPOS tag; adjectives include satellites.
+    ``None`` when WordNet has no such lemma (no morphological lookup: pass the lemma). This
+    is the standard most-frequent-sense backoff for WSD.
     """
     letter = wordnet_pos(pos)
     if letter is None:
         return None
-    wn = wordnet(data_dir)
-    name = lemma.strip().replace(" ", "_")
-    lemmas = wn.lemmas(name, letter)  # in WordNet sense order (by tagged frequency)
-    if not lemmas:
-        return None
-    return lemmas[0].key()
+    name = "_".join(lemma.strip().lower().split())
+    return _sense_index(_folder(data_dir)).first.get((name, letter))
 
 
 def wordnet_glosses(data_dir: str | Path | None = None) -> Iterator[tuple[str, str, str]]:
@@ -130,7 +187,7 @@ def wordnet_glosses(data_dir: str | Path | None = None) -> Iterator[tuple[str, s
                     continue
                 head = fields.split(maxsplit=3)
                 synset_id = f"{head[0]}-{head[2]}"
-                definition = _EXAMPLE_RE.sub("", gloss).strip().strip(";").strip()
+                definition = _definition(gloss)
                 if definition:
                     yield synset_id, "definition", definition
                 for example in _EXAMPLE_RE.findall(gloss):

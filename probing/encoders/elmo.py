@@ -121,6 +121,7 @@ class ElmoConfig:
 # Ids 0-255 are UTF-8 bytes; then five special "characters". Every id is shifted by +1 on
 # the way into the model so that 0 can mean "no token here" (all-zero rows embed to zero).
 BOS_CHAR, EOS_CHAR, BOW_CHAR, EOW_CHAR, PAD_CHAR = 256, 257, 258, 259, 260
+BOS_TOKEN, EOS_TOKEN = "<S>", "</S>"
 
 
 def _boundary_char_ids(char: int, max_chars: int) -> list[int]:
@@ -132,8 +133,13 @@ def _boundary_char_ids(char: int, max_chars: int) -> list[int]:
 def char_ids(word: str, max_chars: int = 50) -> list[int]:
     """Character ids of one word, +1 offset included: [BOW, bytes…, EOW, PAD…] (max_chars).
 
-    Words longer than ``max_chars - 2`` UTF-8 bytes are cut, as in the original.
+    Words longer than ``max_chars - 2`` UTF-8 bytes are cut, as in the original. As there,
+    the strings ``<S>`` and ``</S>`` get the sentence-boundary ids.
     """
+    if word == BOS_TOKEN:
+        return _boundary_char_ids(BOS_CHAR, max_chars)
+    if word == EOS_TOKEN:
+        return _boundary_char_ids(EOS_CHAR, max_chars)
     encoded = word.encode("utf-8", "ignore")[: max_chars - 2]
     ids = [PAD_CHAR] * max_chars
     ids[0] = BOW_CHAR
@@ -149,9 +155,8 @@ def batch_to_char_ids(batch: Sequence[Sequence[str]], max_chars: int = 50) -> Te
     """
     length = max(len(s) for s in batch) + 2
     out = torch.zeros(len(batch), length, max_chars, dtype=torch.long)
-    bos, eos = _boundary_char_ids(BOS_CHAR, max_chars), _boundary_char_ids(EOS_CHAR, max_chars)
     for b, words in enumerate(batch):
-        rows = [bos] + [char_ids(w, max_chars) for w in words] + [eos]
+        rows = [char_ids(w, max_chars) for w in [BOS_TOKEN, *words, EOS_TOKEN]]
         out[b, : len(rows)] = torch.tensor(rows, dtype=torch.long)
     return out
 
@@ -185,7 +190,7 @@ class CharCNN(nn.Module):
         # padding that every token still sees one all-padding window of every width (the
         # original always has those, and they can win the max-pool). Identical outputs,
         # ~3x less convolution work for ordinary words.
-        token_len = int((ids > PAD_CHAR + 1).sum(-1).max()) if ids.numel() else 0
+        token_len = int(((ids > 0) & (ids != PAD_CHAR + 1)).sum(-1).max()) if ids.numel() else 0
         ids = ids[:, : min(ids.shape[-1], token_len + self.max_width)]
         x = self.char_embed(ids).transpose(1, 2)  # (N, char_dim, C')
         act = torch.relu if self.config.activation == "relu" else torch.tanh
@@ -324,10 +329,12 @@ class ElmoBiLm(nn.Module):
         B, T, C = ids.shape
         mask = (ids > 0).any(dim=-1)  # (B, T) real tokens, <S> and </S> included
         lengths = mask.sum(dim=1)
-        # Only real tokens go through the (costly) char-CNN; padding positions stay zero.
-        token = ids.new_zeros(B, T, self.config.projection_dim, dtype=torch.float32)
-        token = token.to(self.token_encoder.projection.weight.dtype)
-        token[mask] = self.token_encoder(ids[mask])
+        # Each distinct word of the batch goes through the (costly) char-CNN once; padding
+        # positions stay zero.
+        weight = self.token_encoder.projection.weight
+        token = torch.zeros(B, T, self.config.projection_dim, dtype=weight.dtype, device=ids.device)
+        unique, inverse = torch.unique(ids[mask], dim=0, return_inverse=True)
+        token[mask] = self.token_encoder(unique)[inverse]
         if state is None:
             state = self.zero_state(B, token)
 

@@ -1,0 +1,83 @@
+"""CLI command ``attention-stats``: Clark et al.'s head statistics over a corpus sample.
+
+    python -m probing attention-stats --model minilm-l6 --dataset ud-ewt --n-sentences 200 --out DIR
+
+writes, in DIR:
+
+- ``head_statistics.csv``: one row per layer × head (layer 1-based, head 0-based), one column
+  per statistic (entropy in nats; the others shares of attention in [0, 1]);
+- ``head_statistics.html``: the statistics as layer × head heatmaps, self-contained (plotly.js
+  embedded, opens offline);
+- ``head_statistics.json``: what was run (model, data set, split, sentences, queries, skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="minilm-l6", help="registry name, hub id or folder (BERT family)")
+    p.add_argument("--dataset", default="ud-ewt", help="data set to sample sentences from")
+    p.add_argument("--split", default="dev", help="split of the data set (default: dev)")
+    p.add_argument("--n-sentences", type=int, default=200, help="sentences, spread evenly over the split")
+    p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
+    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from probing.attention import STATISTICS, corpus_statistics, sample_sentences
+    from probing.figures.attention import figure_bytes, statistics_figure
+    from probing.registry import load_encoder
+
+    if args.n_sentences <= 0:
+        print("error: --n-sentences must be positive", file=sys.stderr)
+        return 2
+    encoder = load_encoder(args.model)
+    if not encoder.info.has_attention:
+        print(f"error: {encoder.name} has no attention (ELMo); pick a BERT-family model.", file=sys.stderr)
+        return 2
+    try:
+        sentences = sample_sentences(args.dataset, args.split, args.n_sentences)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not sentences:
+        print(f"error: no sentences in {args.dataset} {args.split}", file=sys.stderr)
+        return 2
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"\r{done}/{total} sentences", end="" if done < total else "\n", file=sys.stderr)
+
+    stats = corpus_statistics(encoder, sentences, batch_size=args.batch_size, progress=progress)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    stats.to_frame().to_csv(out / "head_statistics.csv", index=False, float_format="%.6g")
+    title = (
+        f"Head statistics: {encoder.name} on {stats.n_sentences} {args.dataset} {args.split} sentences"
+        f"<br><sup>means over {stats.n_queries} query positions; piece level, special tokens "
+        "included; entropy in nats</sup>"
+    )
+    (out / "head_statistics.html").write_bytes(figure_bytes(statistics_figure(stats, title=title), "html"))
+    meta = {
+        "model": encoder.name,
+        "dataset": args.dataset,
+        "split": args.split,
+        "n_sentences": stats.n_sentences,
+        "n_queries": stats.n_queries,
+        "skipped": stats.skipped,
+        "layers": stats.shape[0],
+        "heads": stats.shape[1],
+        "statistics": STATISTICS,
+    }
+    (out / "head_statistics.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    print(
+        f"{stats.n_sentences} sentences ({stats.n_queries} pieces, {stats.skipped} skipped) → "
+        f"{out}/head_statistics.{{csv,html,json}}"
+    )
+    return 0

@@ -1,0 +1,654 @@
+"""Per-layer word vectors for a whole data-set split, computed once and cached on disk.
+
+:func:`extract_features` runs an encoder over one split of a data set and returns a
+:class:`Features`: every word's vector on every requested layer (plus the context-free
+``static`` vector), the words themselves, their labels and sentence ids.
+
+How it runs
+    Sentences are encoded in *length-sorted* batches (longest first): padding is then almost
+    nil, which on a CPU is the biggest single speed-up, and the longest batch comes first so
+    memory use peaks at once rather than late. Vectors are written back into each word's
+    place in the original order, so the result does not depend on the batching.
+    ``windowed=True`` is passed to the encoder, so an over-long sentence is encoded in
+    overlapping windows and no word is ever dropped.
+
+How it is cached
+    An entry lives in ``config.cache_dir()/features/<model>__<dataset>__<split>__<key>/``.
+    The key is a SHA-256 over the content that determines the vectors:
+
+    - the model: its weights (every tensor of the encoder's ``model`` module, bytes included),
+      its tokenizer definition and the source of the encoder and pooling code (memoised per
+      encoder object, so it is computed once per process, ~0.2 s per 100 MB of weights);
+    - the data: the bytes of the split's files and of the reader's source (memoised per
+      path, size and mtime);
+    - pooling, the kept layers, ``max_sentences`` and the cache format version.
+
+    Arrays are streamed to disk: a float16 ``.npy`` is preallocated with
+    ``np.lib.format.open_memmap`` and filled batch by batch, so no split-sized array is ever
+    held in memory. An entry is built in a temporary folder and renamed into place; its
+    ``manifest.json`` (with the SHA-256 of every file) is written last, so a folder without a
+    manifest is never an entry. On load every file is checked against the manifest (once per
+    process per file version); a truncated, overwritten or unreadable entry is removed and
+    rebuilt. A request for some layers reuses a cached all-layers entry when there is one.
+
+float16 halves the disk and page-cache footprint; linear probes and nearest-neighbour
+classifiers lose nothing measurable from it (values are converted to float32 for fitting).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from probing import config
+from probing.errors import CorruptCacheError
+
+ProgressFn = Callable[[int, int], None]  # (sentences done, total)
+
+FORMAT_VERSION = 1
+SAMPLE_SEED = 0  # which sentences ``max_sentences`` keeps: fixed, so it is part of the content
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+# The encoders' own input cleaning (probing.encoders.base) drops control characters and
+# blank words; a data-set word that would vanish is replaced so that word counts stay aligned.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PLACEHOLDER_WORD = "_"
+_ARRAY_FILES = ("layers.npy", "static.npy", "words.npy", "sentence_index.npy")
+
+
+# -- the result ---------------------------------------------------------------------------
+
+
+@dataclass
+class Features:
+    """Word vectors of one split, as a view onto a cache entry.
+
+    Row ``i`` of every per-word array is the same word. Vectors are memory-mapped from disk;
+    :meth:`layer` reads one layer of the selected words as float32.
+
+    Attributes:
+        layer_ids: the encoder layers held, in order (0 = the model's input layer).
+        words: (n_words,) str, each word's form as in the data set (its *word type*).
+        labels: (n_words,) str, the ``label`` field asked for ("" where a word has none, only
+            possible when no label field was asked for).
+        fields: every label field the reader yields, each (n_words,) str ("" = no label).
+        sentence_index: (n_words,) int32, index into ``sent_ids`` / ``doc_ids``.
+        sent_ids: the split's sentence ids, in data-set order (all of them, not only those
+            of the selected words).
+        doc_ids: each sentence's document id.
+        model: encoder name; dataset, split, pooling: what was encoded and how.
+        label: the label field selected (or None).
+        key: the cache key (hex SHA-256); path: the cache entry's folder.
+    """
+
+    layer_ids: tuple[int, ...]
+    words: np.ndarray
+    labels: np.ndarray
+    fields: dict[str, np.ndarray]
+    sentence_index: np.ndarray
+    sent_ids: list[str]
+    doc_ids: list[str]
+    model: str
+    dataset: str
+    split: str
+    pooling: str
+    label: str | None
+    key: str
+    path: Path
+    # The memory-mapped arrays of the whole entry and which part of them this view shows.
+    _store: np.ndarray = field(repr=False, default=None)  # (n_layers_stored, n_all, dim)
+    _static: np.ndarray = field(repr=False, default=None)  # (n_all, dim)
+    _layer_pos: tuple[int, ...] = field(repr=False, default=())
+    _rows: np.ndarray | None = field(repr=False, default=None)  # None = every word
+
+    @property
+    def n_words(self) -> int:
+        return int(self.words.shape[0])
+
+    @property
+    def n_words_total(self) -> int:
+        """Words in the whole cache entry (every word encoded), not only this view's."""
+        return int(self._store.shape[1])
+
+    @property
+    def dim(self) -> int:
+        return int(self._store.shape[2])
+
+    @property
+    def n_sentences(self) -> int:
+        return len(np.unique(self.sentence_index))
+
+    def layer(self, layer_id: int) -> np.ndarray:
+        """float32 (n_words, dim): the vectors of encoder layer ``layer_id``."""
+        if layer_id not in self.layer_ids:
+            raise KeyError(f"layer {layer_id} was not extracted; have {list(self.layer_ids)}")
+        mat = self._store[self._layer_pos[self.layer_ids.index(layer_id)]]
+        return np.asarray(mat if self._rows is None else mat[self._rows], dtype=np.float32)
+
+    @property
+    def layers(self) -> np.ndarray:
+        """float16 (n_layers_kept, n_words, dim). Reads everything selected into memory
+        unless this view is the whole entry (then it is the memory map itself)."""
+        if self._rows is None and self._layer_pos == tuple(range(self._store.shape[0])):
+            return self._store
+        out = self._store[list(self._layer_pos)]
+        return out if self._rows is None else out[:, self._rows]
+
+    @property
+    def static(self) -> np.ndarray:
+        """float32 (n_words, dim): each word's context-free vector (``Encoding.static``)."""
+        return np.asarray(
+            self._static if self._rows is None else self._static[self._rows], np.float32
+        )
+
+    def select(self, rows: np.ndarray) -> Features:
+        """A view onto some words: ``rows`` is a boolean mask or integer indices (n_words)."""
+        rows = np.asarray(rows)
+        idx = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64)
+        base = np.arange(self._store.shape[1]) if self._rows is None else self._rows
+        return replace(
+            self,
+            words=self.words[idx],
+            labels=self.labels[idx],
+            fields={k: v[idx] for k, v in self.fields.items()},
+            sentence_index=self.sentence_index[idx],
+            _rows=base[idx],
+        )
+
+    def with_label(self, label: str) -> Features:
+        """The words that carry a ``label`` (e.g. ``"sense"``), with it as ``labels``."""
+        if label not in self.fields:
+            raise KeyError(
+                f"{self.dataset} has no label field {label!r}; have {sorted(self.fields)}"
+            )
+        view = replace(self, labels=self.fields[label], label=label)
+        return view.select(self.fields[label] != "")
+
+    def subsample(self, max_words: int, seed: int = 0) -> Features:
+        """At most ``max_words`` words, drawn uniformly without replacement (seeded), kept
+        in data-set order. Returns ``self`` when there are not more than that."""
+        if max_words is None or self.n_words <= max_words:
+            return self
+        rng = np.random.default_rng(seed)
+        return self.select(np.sort(rng.choice(self.n_words, size=max_words, replace=False)))
+
+
+# -- data-set access ----------------------------------------------------------------------
+
+
+def read_sentences(dataset: str, split: str) -> list:
+    """All sentences of one split of a data set, in data-set order (``Sentence`` objects)."""
+    from probing.datasets import read_sentences as read
+
+    return list(read(dataset, split))
+
+
+def dataset_files(dataset: str, split: str) -> list[Path]:
+    """The files whose bytes determine a split's sentences, plus the reader's own source."""
+    if dataset == "ud-ewt":
+        from probing.datasets import ud
+
+        return [ud.ud_file(split), Path(inspect.getsourcefile(ud))]
+    if dataset == "semcor":
+        from probing.datasets import semcor, splits
+
+        docs = [p for doc, p in semcor.semcor_documents() if splits.semcor_split(doc) == split]
+        return docs + [Path(inspect.getsourcefile(semcor)), Path(inspect.getsourcefile(splits))]
+    if dataset == "brown":
+        from probing.datasets import brown, registry
+
+        folder = registry.dataset_path("brown")
+        files = [folder / f for f in brown.brown_files() if brown.brown_split(f) == split]
+        return files + [folder / "cats.txt", Path(inspect.getsourcefile(brown))]
+    raise KeyError(
+        f"No word-level reader for data set {dataset!r}; choose ud-ewt, semcor or brown."
+    )
+
+
+# -- fingerprints -------------------------------------------------------------------------
+
+_file_hashes: dict[tuple[str, int, int], str] = {}
+_model_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_verified: set[tuple[str, int, int]] = set()
+_memo_lock = threading.Lock()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
+    st = os.stat(path)
+    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    with _memo_lock:
+        if memo in _file_hashes:
+            return _file_hashes[memo]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    with _memo_lock:
+        _file_hashes[memo] = h.hexdigest()
+    return _file_hashes[memo]
+
+
+def dataset_fingerprint(dataset: str, split: str) -> str:
+    """SHA-256 over the split's files (name + content hash each)."""
+    h = hashlib.sha256()
+    for path in dataset_files(dataset, split):
+        h.update(Path(path).name.encode())
+        h.update(file_sha256(path).encode())
+    return h.hexdigest()
+
+
+def model_fingerprint(encoder) -> str:  # noqa: ANN001 - any Encoder (or a wrapper of one)
+    """SHA-256 of what determines an encoder's vectors, memoised per encoder object.
+
+    Hashes: the encoder's class and the source files of its module and of the pooling code;
+    every tensor (name, dtype, shape, bytes) of each torch module found on the encoder
+    (``model``, ``mlm``, …); the tokenizer's full definition when it has a fast one.
+    An encoder may also define ``fingerprint()`` itself, which is then used instead.
+    """
+    try:
+        with _memo_lock:
+            if encoder in _model_hashes:
+                return _model_hashes[encoder]
+    except TypeError:  # not weak-referenceable: compute every time
+        pass
+    if callable(getattr(encoder, "fingerprint", None)):
+        digest = str(encoder.fingerprint())
+    else:
+        digest = _compute_model_fingerprint(encoder)
+    try:
+        with _memo_lock:
+            _model_hashes[encoder] = digest
+    except TypeError:
+        pass
+    return digest
+
+
+def _compute_model_fingerprint(encoder) -> str:  # noqa: ANN001
+    import torch
+
+    from probing import encoding as encoding_module
+
+    h = hashlib.sha256()
+    cls = type(encoder)
+    h.update(f"{cls.__module__}.{cls.__qualname__}".encode())
+    for module in (inspect.getmodule(cls), encoding_module):
+        src = inspect.getsourcefile(module) if module is not None else None
+        if src:
+            h.update(file_sha256(src).encode())
+    modules = sorted(
+        (name, value) for name, value in vars(encoder).items() if isinstance(value, torch.nn.Module)
+    )
+    if not modules:
+        raise TypeError(
+            f"Cannot fingerprint {cls.__name__}: it has no torch module attribute; "
+            "give it a fingerprint() method."
+        )
+    for name, module in modules:
+        h.update(name.encode())
+        for key, tensor in module.state_dict().items():
+            t = tensor.detach().cpu().contiguous().reshape(-1)
+            h.update(f"{key}|{t.dtype}|{tuple(tensor.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().data)
+    tokenizer = getattr(encoder, "tokenizer", None)
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        h.update(backend.to_str().encode())
+    return h.hexdigest()
+
+
+def cache_key(
+    model_fp: str,
+    dataset: str,
+    split: str,
+    dataset_fp: str,
+    pooling: str,
+    layers: Sequence[int] | None,
+    max_sentences: int | None,
+) -> str:
+    """Hex SHA-256 naming a cache entry (see the module doc for what goes in)."""
+    spec = {
+        "format": FORMAT_VERSION,
+        "model": model_fp,
+        "dataset": dataset,
+        "split": split,
+        "data": dataset_fp,
+        "pooling": pooling,
+        "layers": None if layers is None else [int(x) for x in layers],
+        "max_sentences": max_sentences,
+        "sample_seed": SAMPLE_SEED if max_sentences else None,
+    }
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def features_dir() -> Path:
+    """Root of the feature cache: ``config.cache_dir()/features``."""
+    return config.cache_dir() / "features"
+
+
+# -- the public entry point ---------------------------------------------------------------
+
+
+def extract_features(
+    encoder,  # noqa: ANN001 - probing.encoders.base.Encoder
+    dataset: str,
+    split: str,
+    label: str | None = None,
+    layers: Sequence[int] | None = None,
+    pooling: str = "first",
+    progress: ProgressFn | None = None,
+    max_sentences: int | None = None,
+    *,
+    batch_size: int = 32,
+) -> Features:
+    """Every word's per-layer vectors for one split, from the cache or computed now.
+
+    Args:
+        encoder: any :class:`~probing.encoders.base.Encoder`.
+        dataset: ``ud-ewt``, ``semcor`` or ``brown``.
+        split: ``train``, ``dev`` or ``test``.
+        label: a label field (``upos``, ``sense``…): keep only the words that have one, with
+            it as ``labels``. ``None`` keeps every word (``labels`` all "").
+        layers: encoder layers to keep (0 = input layer; negative counts from the top);
+            ``None`` keeps all ``n_layers + 1``.
+        pooling: how pieces become words: ``first``, ``mean`` or ``last``.
+        progress: called with (sentences done, total) while encoding; once with (total,
+            total) on a cache hit.
+        max_sentences: encode only this many sentences, a fixed seeded sample of the split
+            kept in data-set order (part of the cache key).
+        batch_size: sentences per forward pass.
+
+    Returns:
+        Features with float16 vectors (n_layers_kept, n_words, dim) on disk.
+    """
+    n_all = int(encoder.info.n_layers) + 1
+    layer_ids = _normalise_layers(layers, n_all)
+    model_fp = model_fingerprint(encoder)
+    data_fp = dataset_fingerprint(dataset, split)
+    stored_as = None if layer_ids == tuple(range(n_all)) else layer_ids
+    key = cache_key(model_fp, dataset, split, data_fp, pooling, stored_as, max_sentences)
+    folder = features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{key[:20]}"
+
+    feats = None
+    if stored_as is not None:  # an all-layers entry already holds every subset
+        full_key = cache_key(model_fp, dataset, split, data_fp, pooling, None, max_sentences)
+        full = features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{full_key[:20]}"
+        feats = _try_load(full, full_key, quiet=True)
+    if feats is None:
+        feats = _try_load(folder, key)
+    if feats is None:
+        _build(
+            encoder,
+            dataset,
+            split,
+            layer_ids,
+            pooling,
+            max_sentences,
+            key,
+            folder,
+            progress,
+            batch_size,
+        )
+        feats = load_features(folder, key)
+    elif progress is not None:
+        total = len(feats.sent_ids)
+        progress(total, total)
+    feats = _view_layers(feats, layer_ids)
+    return feats.with_label(label) if label is not None else feats
+
+
+def load_features(folder: str | os.PathLike[str], key: str | None = None) -> Features:
+    """Open a cache entry, checking every file against its manifest.
+
+    Raises:
+        CorruptCacheError: missing manifest or file, size or SHA-256 mismatch, unreadable
+            array, or a key other than ``key``.
+    """
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorruptCacheError(f"{folder}: no readable manifest ({exc})") from exc
+    if key is not None and manifest.get("key") != key:
+        raise CorruptCacheError(f"{folder}: manifest is for another key")
+    for name, expect in manifest.get("files", {}).items():
+        path = folder / name
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise CorruptCacheError(f"{path} is missing") from exc
+        if st.st_size != expect["size"]:
+            raise CorruptCacheError(f"{path} is {st.st_size} bytes, expected {expect['size']}")
+        memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if memo not in _verified:
+            if file_sha256(path) != expect["sha256"]:
+                raise CorruptCacheError(f"{path} does not match its checksum")
+            _verified.add(memo)
+    try:
+        store = np.load(folder / "layers.npy", mmap_mode="r")
+        static = np.load(folder / "static.npy", mmap_mode="r")
+        words = np.load(folder / "words.npy", allow_pickle=False)
+        sentence_index = np.load(folder / "sentence_index.npy", allow_pickle=False)
+        fields = {
+            name: np.load(folder / f"label_{i}.npy", allow_pickle=False)
+            for i, name in enumerate(manifest["fields"])
+        }
+        sents = json.loads((folder / "sentences.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError) as exc:
+        raise CorruptCacheError(f"{folder}: unreadable ({exc})") from exc
+    n = words.shape[0]
+    if store.shape[1] != n or static.shape[0] != n or any(v.shape[0] != n for v in fields.values()):
+        raise CorruptCacheError(f"{folder}: arrays disagree on the number of words")
+    return Features(
+        layer_ids=tuple(manifest["layers"]),
+        words=words,
+        labels=np.full(n, "", dtype="<U1"),
+        fields=fields,
+        sentence_index=sentence_index,
+        sent_ids=sents["sent_ids"],
+        doc_ids=sents["doc_ids"],
+        model=manifest["model"],
+        dataset=manifest["dataset"],
+        split=manifest["split"],
+        pooling=manifest["pooling"],
+        label=None,
+        key=manifest["key"],
+        path=folder,
+        _store=store,
+        _static=static,
+        _layer_pos=tuple(range(store.shape[0])),
+        _rows=None,
+    )
+
+
+# -- internals ----------------------------------------------------------------------------
+
+
+def _normalise_layers(layers: Sequence[int] | None, n_all: int) -> tuple[int, ...]:
+    if layers is None:
+        return tuple(range(n_all))
+    out: list[int] = []
+    for raw in layers:
+        layer = int(raw) + n_all if int(raw) < 0 else int(raw)
+        if not 0 <= layer < n_all:
+            raise ValueError(f"layer {raw} does not exist; this model has layers 0..{n_all - 1}")
+        if layer not in out:
+            out.append(layer)
+    return tuple(sorted(out))
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "model"
+
+
+def _view_layers(feats: Features, layer_ids: tuple[int, ...]) -> Features:
+    if feats.layer_ids == layer_ids:
+        return feats
+    pos = tuple(feats._layer_pos[feats.layer_ids.index(layer)] for layer in layer_ids)
+    return replace(feats, layer_ids=layer_ids, _layer_pos=pos)
+
+
+def _try_load(folder: Path, key: str, quiet: bool = False) -> Features | None:
+    """The entry if it is there and sound; a broken one is removed (and then rebuilt)."""
+    if not folder.exists():
+        return None
+    try:
+        return load_features(folder, key)
+    except CorruptCacheError as exc:
+        if not quiet:
+            warnings.warn(f"Feature cache entry is damaged, rebuilding it: {exc}", stacklevel=3)
+        _remove(folder)
+        return None
+
+
+def _remove(folder: Path) -> None:
+    # Rename first so that a concurrent reader never sees a half-deleted entry.
+    trash = folder.with_name(f".trash-{folder.name}-{os.getpid()}-{threading.get_ident()}")
+    try:
+        os.replace(folder, trash)
+    except OSError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _sample(n: int, max_sentences: int | None) -> np.ndarray:
+    if max_sentences is None or max_sentences >= n:
+        return np.arange(n)
+    rng = np.random.default_rng(SAMPLE_SEED)
+    return np.sort(rng.choice(n, size=max_sentences, replace=False))
+
+
+def _clean(words: list[str]) -> list[str]:
+    return [w if _CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
+
+
+def _build(
+    encoder,  # noqa: ANN001
+    dataset: str,
+    split: str,
+    layer_ids: tuple[int, ...],
+    pooling: str,
+    max_sentences: int | None,
+    key: str,
+    folder: Path,
+    progress: ProgressFn | None,
+    batch_size: int,
+) -> None:
+    """Encode the split into a temporary folder, then rename it into place."""
+    sentences = read_sentences(dataset, split)
+    sentences = [sentences[i] for i in _sample(len(sentences), max_sentences)]
+    if not sentences:
+        raise ValueError(f"{dataset} {split} has no sentences")
+    words = [_clean(s.words) for s in sentences]
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n_words, dim = int(offsets[-1]), int(encoder.info.dim)
+    field_names = sorted({name for s in sentences for name in s.labels})
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
+    try:
+        store = np.lib.format.open_memmap(
+            tmp / "layers.npy", mode="w+", dtype=np.float16, shape=(len(layer_ids), n_words, dim)
+        )
+        static = np.lib.format.open_memmap(
+            tmp / "static.npy", mode="w+", dtype=np.float16, shape=(n_words, dim)
+        )
+        # Longest first: stable order among equal lengths keeps runs reproducible.
+        order = np.argsort(-lengths, kind="stable")
+        total, done = len(sentences), 0
+        reset = getattr(encoder, "reset_state", None)
+        for start in range(0, total, batch_size):
+            idx = order[start : start + batch_size]
+            if callable(reset):
+                reset()  # stateful encoders (ELMo): vectors must not depend on batch order
+            encs = encoder.encode(
+                [words[i] for i in idx], pooling=pooling, windowed=True, batch_size=len(idx)
+            )
+            for i, enc in zip(idx, encs, strict=True):
+                a, b = offsets[i], offsets[i + 1]
+                if enc.layers.shape[1] != b - a:
+                    raise ValueError(
+                        f"{sentences[i].sent_id}: the encoder returned {enc.layers.shape[1]} "
+                        f"words for {b - a}"
+                    )
+                store[:, a:b] = _to_float16(enc.layers[list(layer_ids)])
+                static[a:b] = _to_float16(enc.static)
+            done += len(idx)
+            if progress is not None:
+                progress(done, total)
+        store.flush()
+        static.flush()
+        del store, static
+
+        np.save(tmp / "words.npy", np.array([w for s in sentences for w in s.words], dtype=str))
+        sent_of_word = np.repeat(np.arange(len(sentences), dtype=np.int32), lengths)
+        np.save(tmp / "sentence_index.npy", sent_of_word)
+        for i, name in enumerate(field_names):
+            values = [
+                "" if v is None else str(v)
+                for s in sentences
+                for v in s.labels.get(name, [None] * len(s.words))
+            ]
+            np.save(tmp / f"label_{i}.npy", np.array(values, dtype=str))
+        (tmp / "sentences.json").write_text(
+            json.dumps(
+                {
+                    "sent_ids": [s.sent_id for s in sentences],
+                    "doc_ids": [s.doc_id for s in sentences],
+                }
+            ),
+            encoding="utf-8",
+        )
+        files = [
+            *_ARRAY_FILES,
+            *(f"label_{i}.npy" for i in range(len(field_names))),
+            "sentences.json",
+        ]
+        manifest = {
+            "format": FORMAT_VERSION,
+            "key": key,
+            "model": encoder.info.name,
+            "dataset": dataset,
+            "split": split,
+            "pooling": pooling,
+            "layers": list(layer_ids),
+            "max_sentences": max_sentences,
+            "n_sentences": len(sentences),
+            "n_words": n_words,
+            "dim": dim,
+            "fields": field_names,
+            "files": {
+                name: {"size": (tmp / name).stat().st_size, "sha256": file_sha256(tmp / name)}
+                for name in files
+            },
+        }
+        # Written last: its presence is what makes the folder an entry.
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        if folder.exists():  # a damaged leftover, or another process got here first
+            try:
+                load_features(folder, key)
+                return  # theirs is sound: keep it, drop ours
+            except CorruptCacheError:
+                _remove(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _to_float16(x: np.ndarray) -> np.ndarray:
+    # Clip rather than overflow to inf: a few BERT dimensions are large, none near 65504.
+    return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX).astype(np.float16)

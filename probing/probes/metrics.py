@@ -1,0 +1,198 @@
+"""Scores with bootstrap confidence intervals, and the centre of gravity over layers.
+
+Bootstrap, exactly and cheaply
+    The percentile bootstrap resamples the n test items with replacement and recomputes the
+    score each time. Every score here depends on the items only through the counts of
+    (gold, predicted) pairs, and resampling n items with replacement draws those counts from
+    a multinomial distribution over the distinct pairs with the observed frequencies. So
+    each bootstrap replicate is one multinomial draw over the confusion-matrix cells (a
+    binomial for accuracy), identical in distribution to resampling items and thousands of
+    times cheaper than materialising index arrays. Items are treated as independent; words
+    of one sentence are not, so these intervals are somewhat too narrow (a sentence-level
+    bootstrap would be wider). They are good for comparing layers on the same test set.
+
+Centre of gravity (Tenney, Das & Pavlick 2019, "BERT Rediscovers the Classical NLP
+Pipeline", eq. 2)
+    With ``s_l`` the score obtainable from layers 0..l, the differential score is
+    ``Δ_l = s_l - s_{l-1}`` (l = 1..L) and the centre of gravity is the expected layer under
+    the Δ's: ``Σ_l l·Δ_l / Σ_l Δ_l``. It says at which depth, on average, the information
+    that the probe uses *appears*. Tenney et al. get ``s_l`` from cumulative scalar mixes
+    over layers 0..l, which are non-decreasing by construction. We probe single layers, so
+    by default ``s_l`` is the running best of the single-layer scores (what a probe that may
+    use any layer up to l could at least reach); ``cumulative=False`` uses the raw
+    single-layer differences instead, whose negative Δ's make the "expectation" a weighted
+    average with signed weights (reported for completeness, not recommended).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+ABSTAIN = ""  # a prediction meaning "no answer" (WSD without a backoff sense)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate and its bootstrap percentile interval."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+    def as_dict(self) -> dict[str, float]:
+        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
+
+
+def accuracy(y_true: Sequence, y_pred: Sequence) -> float:
+    """Fraction of items predicted correctly (n,) vs (n,)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    return float(np.mean(y_true == y_pred)) if y_true.size else float("nan")
+
+
+def macro_f1(y_true: Sequence, y_pred: Sequence) -> float:
+    """Unweighted mean of per-class F1 over the classes seen in gold or predictions
+    (scikit-learn's ``f1_score(average="macro")``)."""
+    counts, pairs, classes = _pair_counts(y_true, y_pred)
+    return float(_macro_f1_from_counts(counts[None, :], pairs, len(classes))[0])
+
+
+def precision_recall_f1(y_true: Sequence, y_pred: Sequence) -> tuple[float, float, float]:
+    """WSD-style precision, recall and F1 where ``y_pred == ABSTAIN`` means no answer.
+
+    Precision = correct / answered, recall = correct / all items, F1 their harmonic mean.
+    When every item gets an answer (as with a first-sense backoff), P = R = F1 = accuracy.
+    """
+    correct, wrong, abstained = _outcomes(y_true, y_pred)
+    return _prf(np.array([correct]), np.array([wrong]), np.array([abstained]))[:, 0].tolist()
+
+
+def bootstrap_ci(
+    y_true: Sequence,
+    y_pred: Sequence,
+    metric: str | Callable[[np.ndarray, np.ndarray], float] = "accuracy",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> Estimate:
+    """Point estimate and percentile bootstrap interval of a score over test items.
+
+    Args:
+        y_true, y_pred: (n,) gold and predicted labels.
+        metric: ``accuracy``, ``macro_f1``, ``f1``/``precision``/``recall`` (WSD-style, with
+            ``ABSTAIN`` predictions), or any ``f(y_true, y_pred) -> float`` (then items are
+            resampled explicitly, slower).
+        n_boot: bootstrap replicates.
+        seed: random seed (same seed, same interval).
+        level: coverage of the interval (0.95 = 2.5th to 97.5th percentile).
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    n = int(y_true.shape[0])
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    rng = np.random.default_rng(seed)
+    if metric == "accuracy":
+        k = int(np.sum(y_true == y_pred))
+        point, draws = k / n, rng.binomial(n, k / n, size=n_boot) / n
+    elif metric == "macro_f1":
+        counts, pairs, classes = _pair_counts(y_true, y_pred)
+        point = float(_macro_f1_from_counts(counts[None, :], pairs, len(classes))[0])
+        draws = _macro_f1_from_counts(
+            rng.multinomial(n, counts / n, size=n_boot), pairs, len(classes)
+        )
+    elif metric in ("f1", "precision", "recall"):
+        which = ("precision", "recall", "f1").index(metric)
+        c, w, a = _outcomes(y_true, y_pred)
+        point = float(_prf(np.array([c]), np.array([w]), np.array([a]))[which, 0])
+        d = rng.multinomial(n, np.array([c, w, a]) / n, size=n_boot)
+        draws = _prf(d[:, 0], d[:, 1], d[:, 2])[which]
+    elif callable(metric):
+        point = float(metric(y_true, y_pred))
+        draws = np.empty(n_boot)
+        for b in range(n_boot):
+            idx = rng.integers(0, n, size=n)
+            draws[b] = metric(y_true[idx], y_pred[idx])
+    else:
+        raise ValueError(f"unknown metric {metric!r}")
+    alpha = (1.0 - level) / 2
+    low, high = np.nanquantile(draws, [alpha, 1.0 - alpha])
+    return Estimate(float(point), float(low), float(high), n)
+
+
+def centre_of_gravity(
+    scores: Sequence[float], layers: Sequence[int] | None = None, cumulative: bool = True
+) -> float:
+    """Tenney et al.'s expected layer ``Σ l·Δ_l / Σ Δ_l`` over differential scores.
+
+    Args:
+        scores: (n_layers,) score of each layer, in layer order, starting with the lowest
+            (normally layer 0, which only serves as the reference for Δ of the next).
+        layers: the layer numbers of ``scores`` (default 0, 1, …).
+        cumulative: use the running best score as ``s_l`` (see the module doc).
+
+    Returns:
+        The expected layer, or NaN when no layer improves on the first.
+    """
+    s = np.asarray(scores, dtype=float)
+    ls = np.arange(len(s)) if layers is None else np.asarray(layers, dtype=float)
+    if len(s) < 2:
+        return float("nan")
+    if cumulative:
+        s = np.maximum.accumulate(s)
+    delta = np.diff(s)
+    total = delta.sum()
+    if not np.isfinite(total) or abs(total) < 1e-12:
+        return float("nan")
+    return float(np.sum(ls[1:] * delta) / total)
+
+
+def expected_layer(weights: Sequence[float], layers: Sequence[int] | None = None) -> float:
+    """``Σ l·w_l`` for scalar-mix weights ``w`` (Tenney et al.'s other summary, eq. 1)."""
+    w = np.asarray(weights, dtype=float)
+    ls = np.arange(len(w)) if layers is None else np.asarray(layers, dtype=float)
+    return float(np.sum(ls * w) / w.sum())
+
+
+# -- internals ----------------------------------------------------------------------------
+
+
+def _pair_counts(y_true, y_pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of each distinct (gold, predicted) pair; pairs as class indices (cells, 2)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    classes, codes = np.unique(np.concatenate([y_true, y_pred]), return_inverse=True)
+    n = y_true.shape[0]
+    cells, counts = np.unique(np.stack([codes[:n], codes[n:]], axis=1), axis=0, return_counts=True)
+    return counts.astype(float), cells, classes
+
+
+def _macro_f1_from_counts(counts: np.ndarray, pairs: np.ndarray, n_classes: int) -> np.ndarray:
+    """Macro-F1 of each row of ``counts`` (draws, cells) over its present classes."""
+    gold = np.zeros((len(pairs), n_classes))
+    pred = np.zeros((len(pairs), n_classes))
+    gold[np.arange(len(pairs)), pairs[:, 0]] = 1
+    pred[np.arange(len(pairs)), pairs[:, 1]] = 1
+    tp = counts @ (gold * pred)  # (draws, classes)
+    denom = counts @ gold + counts @ pred  # 2TP + FP + FN = |gold_k| + |pred_k|
+    present = denom > 0
+    f1 = np.where(present, 2 * tp / np.where(present, denom, 1), 0.0)
+    return f1.sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+
+
+def _outcomes(y_true, y_pred) -> tuple[int, int, int]:
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    answered = y_pred != ABSTAIN
+    correct = int(np.sum(answered & (y_true == y_pred)))
+    return correct, int(answered.sum()) - correct, int((~answered).sum())
+
+
+def _prf(correct: np.ndarray, wrong: np.ndarray, abstained: np.ndarray) -> np.ndarray:
+    """(3, draws): precision, recall, F1 from outcome counts."""
+    c, w, a = (np.asarray(x, dtype=float) for x in (correct, wrong, abstained))
+    answered, total = c + w, c + w + a
+    p = np.divide(c, answered, out=np.zeros_like(c), where=answered > 0)
+    r = np.divide(c, total, out=np.zeros_like(c), where=total > 0)
+    f = np.divide(2 * p * r, p + r, out=np.zeros_like(c), where=(p + r) > 0)
+    return np.stack([p, r, f])

@@ -1,0 +1,174 @@
+"""The scalar-mix probe: ELMo's learned layer weighting feeding one linear classifier.
+
+ELMo (Peters et al. 2018, eq. 1) represents a word as ``γ · Σ_j softmax(s)_j · h_j`` and
+learns ``s`` and ``γ`` with the downstream task; Tenney et al. (2019) read the learned
+weights as *which layers a task draws on*. Here the mix (:class:`probing.scalar_mix.ScalarMix`)
+and a linear softmax classifier are trained jointly with Adam on the training words.
+
+Each layer is first standardised per dimension with training statistics, so that a weight
+reflects how useful a layer is, not how large its activations are (BERT's embedding output
+and top layers differ in scale). The mix parameters get a larger learning rate than the
+classifier: with a few epochs and the classifier's rate they would barely leave the uniform
+start. With dev data the epoch with the best dev accuracy is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class ScalarMixProbe(ClassifierMixin, BaseEstimator):
+    """Softmax-weighted sum of layers (+ γ) and a linear classifier, trained with torch.
+
+    Args:
+        epochs: passes over the training words.
+        batch_size: words per step.
+        lr: Adam learning rate of the classifier; ``lr_mix`` of the mix weights and γ.
+        weight_decay: L2 on the classifier.
+        max_train_words: seeded subsample cap (``None``: all).
+        random_state: seed of the subsample, initialisation and batch order.
+
+    Attributes (after ``fit``):
+        classes_: (k,) labels. weights_: (n_layers,) softmax mix weights (sum to 1).
+        gamma_: the learned scale γ. layers_: layer ids the weights refer to (if given).
+    """
+
+    def __init__(
+        self,
+        epochs: int = 8,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        lr_mix: float = 5e-2,
+        weight_decay: float = 0.0,
+        max_train_words: int | None = 30_000,
+        random_state: int = 0,
+    ) -> None:
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.lr_mix = lr_mix
+        self.weight_decay = weight_decay
+        self.max_train_words = max_train_words
+        self.random_state = random_state
+
+    def fit(
+        self,
+        X: np.ndarray,
+        y: Sequence,
+        X_dev: np.ndarray | None = None,
+        y_dev: Sequence | None = None,
+        layers: Sequence[int] | None = None,
+    ) -> ScalarMixProbe:
+        """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim)."""
+        import torch
+
+        from probing.scalar_mix import ScalarMix
+
+        y = np.asarray(y)
+        rng = np.random.default_rng(self.random_state)
+        rows = np.arange(len(y))
+        if self.max_train_words is not None and len(y) > self.max_train_words:
+            rows = np.sort(rng.choice(len(y), size=self.max_train_words, replace=False))
+        X = np.asarray(X[:, rows], dtype=np.float32)
+        y = y[rows]
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        self.mean_ = X.mean(axis=1, keepdims=True)  # (L, 1, D)
+        self.std_ = X.std(axis=1, keepdims=True) + 1e-6
+        n_layers, _, dim = X.shape
+        self.layers_ = list(layers) if layers is not None else list(range(n_layers))
+
+        torch.manual_seed(self.random_state)
+        self.mix_ = ScalarMix(n_layers)
+        self.linear_ = torch.nn.Linear(dim, len(self.classes_))
+        opt = torch.optim.Adam(
+            [
+                {"params": self.mix_.parameters(), "lr": self.lr_mix},
+                {
+                    "params": self.linear_.parameters(),
+                    "lr": self.lr,
+                    "weight_decay": self.weight_decay,
+                },
+            ]
+        )
+        Xt = torch.from_numpy(self._standardise(X)).permute(1, 0, 2).contiguous()  # (n, L, D)
+        yt = torch.from_numpy(y_idx.astype(np.int64))
+        dev = None
+        if X_dev is not None and y_dev is not None:
+            dev = (np.asarray(X_dev, dtype=np.float32), np.asarray(y_dev))
+        best = None
+        gen = torch.Generator().manual_seed(self.random_state)
+        for _ in range(self.epochs):
+            self.mix_.train()
+            for batch in torch.randperm(len(yt), generator=gen).split(self.batch_size):
+                logits = self.linear_(self._mix(Xt[batch]))
+                loss = torch.nn.functional.cross_entropy(logits, yt[batch])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            if dev is not None:
+                score = float(np.mean(self.predict(dev[0]) == dev[1]))
+                if best is None or score > best[0]:
+                    best = (score, self._state())
+        if best is not None:
+            self._load_state(best[1])
+            self.dev_score_ = best[0]
+        self.weights_, self.gamma_ = mix_weights(self.mix_)
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """(n, k) probabilities for X (n_layers, n, dim)."""
+        import torch
+
+        with torch.no_grad():
+            self.mix_.eval()
+            out = []
+            for start in range(0, X.shape[1], 4096):
+                chunk = self._standardise(np.asarray(X[:, start : start + 4096], np.float32))
+                xt = torch.from_numpy(chunk).permute(1, 0, 2)
+                out.append(torch.softmax(self.linear_(self._mix(xt)), dim=-1).numpy())
+        return np.concatenate(out) if out else np.zeros((0, len(self.classes_)))
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """(n,) labels for X (n_layers, n, dim)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X: np.ndarray, y: Sequence) -> float:
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _standardise(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.mean_) / self.std_
+
+    def _mix(self, x):  # noqa: ANN001, ANN202 - (B, L, D) tensor -> (B, D)
+        return self.mix_([x[:, i] for i in range(x.shape[1])])
+
+    def _state(self) -> dict:
+        return {
+            "mix": {k: v.detach().clone() for k, v in self.mix_.state_dict().items()},
+            "linear": {k: v.detach().clone() for k, v in self.linear_.state_dict().items()},
+        }
+
+    def _load_state(self, state: dict) -> None:
+        self.mix_.load_state_dict(state["mix"])
+        self.linear_.load_state_dict(state["linear"])
+
+
+def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.scalar_mix.ScalarMix
+    """(softmax weights (n_layers,), γ) of a ScalarMix module."""
+    import torch
+
+    with torch.no_grad():
+        w = getattr(mix, "weights", None)
+        if callable(w):
+            w = w()
+        if w is None:
+            params = getattr(mix, "scalar_parameters", None)
+            if params is None:
+                params = [getattr(mix, "s", getattr(mix, "scalars", None))]
+            w = torch.softmax(torch.cat([p.reshape(-1) for p in params]), dim=0)
+        gamma = getattr(mix, "gamma", torch.tensor(1.0))
+        return np.asarray(torch.as_tensor(w).detach().cpu().numpy(), dtype=float), float(gamma)

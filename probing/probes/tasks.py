@@ -1,0 +1,62 @@
+"""The probing tasks: which data set and label field each one reads, and how it is scored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    """A probing task.
+
+    Attributes:
+        name: CLI/UI name.
+        kind: ``tagging`` (a linear probe per layer, control task, baselines, scalar mix) or
+            ``wsd`` (1-NN to sense centroids per layer, first-sense baseline).
+        fields: data set -> the label field the task reads from it.
+        default_dataset: used when no data set is given.
+        description: one line for pickers and reports.
+    """
+
+    name: str
+    kind: str
+    fields: dict[str, str]
+    default_dataset: str
+    description: str
+
+    @property
+    def metric(self) -> str:
+        """The headline score: accuracy for tagging, F1 for WSD."""
+        return "f1" if self.kind == "wsd" else "accuracy"
+
+    def field_for(self, dataset: str) -> str:
+        try:
+            return self.fields[dataset]
+        except KeyError:
+            raise ValueError(
+                f"Task {self.name!r} runs on {', '.join(self.fields)}, not {dataset!r}."
+            ) from None
+
+
+TASKS: dict[str, Task] = {
+    t.name: t
+    for t in (
+        Task("pos", "tagging", {"ud-ewt": "upos", "brown": "pos"}, "ud-ewt",
+             "part of speech: UD universal tags (17) on UD-EWT; Brown tags on Brown"),
+        Task("xpos", "tagging", {"ud-ewt": "xpos"}, "ud-ewt",
+             "Penn Treebank tags (XPOS) on UD-EWT"),
+        Task("ptb-pos", "tagging", {"semcor": "pos", "ud-ewt": "xpos"}, "semcor",
+             "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)"),
+        Task("supersense", "tagging", {"semcor": "supersense"}, "semcor",
+             "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words"),
+        Task("wsd", "wsd", {"semcor": "sense"}, "semcor",
+             "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids"),
+    )
+}  # fmt: skip
+
+
+def get_task(name: str) -> Task:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(f"Unknown task {name!r}; choose one of: {', '.join(TASKS)}.") from None
