@@ -1,4 +1,4 @@
-"""Attention: where each head looks — head view, model view, word-level maps and head statistics.
+"""Where each attention head looks: head view, model view, word-level maps, head statistics.
 
 Widgets here, computation in ``probing.attention``, drawing in ``probing.figures.attention``.
 """
@@ -160,10 +160,12 @@ view_name = c3.radio("View", ["Head view", "Model view", "Head statistics"], hor
 view = attention_view(amap, level, show_special)
 stem = f"attention_{name.replace('/', '_')}_{level}"
 
-# -- head view ---------------------------------------------------------------------------
-if view_name == "Head view":
+
+def head_view(view: AttentionMap, stem: str) -> None:
+    """Layer, heads and focus token → the two-column line figure."""
+
     def focus_from_click() -> None:
-        """A click on a token marker makes it the focus token."""
+        """A click on a token marker makes it the focus token (runs before the rerun)."""
         points = st.session_state["attn_head_chart"].selection.points
         if points and points[0].get("customdata") is not None:
             data = points[0]["customdata"]
@@ -172,40 +174,42 @@ if view_name == "Head view":
     a, b, c = st.columns([1, 3, 2])
     layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_hv_layer")
     heads = b.multiselect(
-        "Heads (one colour each)", list(range(view.n_heads)), default=list(range(min(4, view.n_heads))),
-        key="attn_hv_heads",
+        "Heads (one colour each)", list(range(view.n_heads)),
+        default=list(range(min(4, view.n_heads))), key="attn_hv_heads",
     )
     with c:
         focus = token_choice("Focus token (or click a token)", view, "attn_focus")
     if not heads:
         st.info("Pick at least one head.")
-    else:
-        fig = head_view_figure(view, layer, heads, focus=focus)
-        st.plotly_chart(
-            fig, key="attn_head_chart", on_select=focus_from_click, selection_mode="points",
-            width="content", config={"displayModeBar": False},
-        )
-        downloads(
-            fig, f"{stem}_head_view_L{layer}", "dl_hv",
-            lambda: attention_frame(view, layers=[layer], heads=heads),
-        )
+        return
+    fig = head_view_figure(view, layer, heads, focus=focus)
+    st.plotly_chart(
+        fig, key="attn_head_chart", on_select=focus_from_click, selection_mode="points",
+        width="content", config={"displayModeBar": False},
+    )
+    downloads(
+        fig, f"{stem}_head_view_L{layer}", "dl_hv",
+        lambda: attention_frame(view, layers=[layer], heads=heads),
+    )
 
-# -- model view --------------------------------------------------------------------------
-elif view_name == "Model view":
+
+def model_view(view: AttentionMap, stem: str) -> None:
+    """All layers × heads as tiles, and the chosen head large with its tokens."""
     a, b, c = st.columns([1, 1, 2])
     layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_mv_layer")
     head = b.selectbox("Head", range(view.n_heads), key="attn_mv_head")
     with c:
         focus = token_choice("Highlight row", view, "attn_mv_focus")
     grid = model_view_figure(view, selected=(layer, head))
-    st.plotly_chart(grid, key="attn_model_chart", config={"displayModeBar": False})
+    st.plotly_chart(grid, key="attn_model_chart", width="content", config={"displayModeBar": False})
     downloads(grid, f"{stem}_model_view", "dl_mv", lambda: attention_frame(view))
     big = attention_heatmap_figure(view, layer, head, focus=focus)
     st.plotly_chart(big, key="attn_head_heatmap", width="content")
     downloads(big, f"{stem}_L{layer}_H{head}", "dl_big", lambda: attention_frame(view, [layer], [head]))
 
-# -- head statistics ---------------------------------------------------------------------
-else:
+
+def statistics_view(amap: AttentionMap, encoder, name: str) -> None:
+    """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
     st.markdown(
         "Per layer × head, means over query positions, on the raw piece-level attention with "
         "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
@@ -220,30 +224,37 @@ else:
         "Statistics", list(STATISTICS), default=list(STATISTICS), format_func=STATISTICS.get,
         key="attn_stats_names",
     )
-    stats = None
     if source == "this input":
         stats = head_statistics([amap])
     else:
-        n = st.number_input(
+        n = int(st.number_input(
             "Sentences", min_value=10, max_value=MAX_CORPUS_SENTENCES, value=100, step=50, key="attn_n"
-        )
+        ))
         results = corpus_results()
-        run_key = (name, int(n))
-        if st.button(f"Compute over {int(n)} sentences", key="attn_run", type="primary"):
+        if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
             bar = st.progress(0.0, text="Encoding sentences…")
-            with friendly_errors("Computing head statistics"), heavy_job("Head statistics"):
-                sentences = sample_sentences(*CORPUS, n=int(n))
-                results[run_key] = corpus_statistics(
-                    encoder, sentences,
+            with heavy_job("Head statistics"):
+                results[(name, n)] = corpus_statistics(
+                    encoder, sample_sentences(*CORPUS, n=n),
                     progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} sentences"),
                 )
             bar.empty()
-        stats = results.get(run_key)
+        stats = results.get((name, n))
         if stats is None:
             st.caption("Press the button to encode the sample (a few seconds per 100 sentences on CPU).")
-        elif stats.skipped:
+            return
+        if stats.skipped:
             st.caption(f"{stats.skipped} sentence(s) longer than the model's limit were left out.")
-    if stats is not None and picked:
+    if picked:
         fig = statistics_figure(stats, picked)
         st.plotly_chart(fig, key="attn_stats_chart")
         downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
+
+
+with friendly_errors(view_name):
+    if view_name == "Head view":
+        head_view(view, stem)
+    elif view_name == "Model view":
+        model_view(view, stem)
+    else:
+        statistics_view(amap, encoder, name)

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -75,7 +76,6 @@ class AttentionMap:
     special_hidden: bool = False
     token_type_ids: list[int] | None = None
     model: str = ""
-    extras: dict = field(default_factory=dict, compare=False)
 
     @property
     def n_layers(self) -> int:
@@ -506,7 +506,7 @@ def head_statistics(
 
 
 def sample_sentences(
-    dataset: str = "ud-ewt", split: str = "dev", n: int = 200, data_dir=None
+    dataset: str = "ud-ewt", split: str = "dev", n: int = 200, data_dir: str | Path | None = None
 ) -> list[list[str]]:
     """``n`` sentences (word lists) spread evenly over a data set's split, in file order.
 

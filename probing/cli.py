@@ -16,28 +16,40 @@ from probing.errors import ContextLensError
 COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("probing.cli_models", "list the registry's models"),
     "encode": ("probing.cli_models", "encode a sentence and print per-layer shapes"),
+    "attention-stats": (
+        "probing.cli_attention",
+        "attention head statistics (Clark et al. 2019) over a corpus sample -> CSV/JSON/HTML",
+    ),
+    "contextuality": (
+        "probing.cli_contextuality",
+        "Ethayarajh (2019) self-similarity, intra-sentence similarity and MEV per layer",
+    ),
+    "fill-mask": (
+        "probing.cli_fill_mask",
+        "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
+    ),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI parser; only ``command``'s module is imported (to add its arguments)."""
     parser = argparse.ArgumentParser(prog="python -m probing", description=__doc__)
     parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
-        _module_arguments(module, name)(p)
+        if name == command:
+            _module_arguments(module, name)(p)
     return parser
 
 
 def _module_arguments(module: str, command: str):
     def add(p: argparse.ArgumentParser) -> None:
         mod = importlib.import_module(module)
-        adder = getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or getattr(
-            mod, "add_arguments"
-        )
+        adder = getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
         adder(p)
 
     return add
@@ -45,7 +57,8 @@ def _module_arguments(module: str, command: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+    command = next((a for a in argv if a in COMMANDS), None)
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -55,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
         set_data_dir(args.data_dir)
     mod = importlib.import_module(args._module)
-    runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or getattr(mod, "run")
+    runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or mod.run
     try:
         return int(runner(args) or 0)
     except ContextLensError as exc:

@@ -121,9 +121,7 @@ def _base_url(base_url: str | None) -> str:
     return (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
 
 
-def fetch_elmo(
-    name: str, progress: ProgressFn | None = None, base_url: str | None = None
-) -> Path:
+def fetch_elmo(name: str, progress: ProgressFn | None = None, base_url: str | None = None) -> Path:
     """The local folder of ELMo model ``name``, downloading its two files on first use.
 
     Args:

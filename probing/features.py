@@ -143,8 +143,10 @@ class Features:
         unless this view is the whole entry (then it is the memory map itself)."""
         if self._rows is None and self._layer_pos == tuple(range(self._store.shape[0])):
             return self._store
-        out = self._store[list(self._layer_pos)]
-        return out if self._rows is None else out[:, self._rows]
+        if self._rows is None:
+            return self._store[list(self._layer_pos)]
+        # Row selection layer by layer: never reads the unselected words of the entry.
+        return np.stack([self._store[p][self._rows] for p in self._layer_pos])
 
     @property
     def static(self) -> np.ndarray:

@@ -4,10 +4,13 @@ all-MiniLM-L6-v2 is a sentence-embedding model: it comes without an MLM head, an
 layers were tuned away from predicting words. ContextLens trains a head (and retrains the top
 few encoder layers) itself, and ships only what differs from the pretrained checkpoint:
 
-- ``delta.safetensors``: fp32 tensors under their full ``BertForMaskedLM`` parameter names,
-  i.e. the head (``cls.predictions.transform.*`` and the output bias ``cls.predictions.bias``)
-  plus every retrained encoder tensor (``bert.encoder.layer.N.*``). The decoder matrix is not
-  stored: it is tied to the (unchanged) input word embeddings.
+- ``delta.safetensors``: tensors under their full ``BertForMaskedLM`` parameter names: the
+  head (``cls.predictions.transform.*`` and the output bias ``cls.predictions.bias``) as fp32
+  values, and every retrained encoder tensor (``bert.encoder.layer.N.*``) as the fp16
+  *difference* from the pretrained tensor (listed under ``diff_parameters`` in the manifest).
+  Fine-tuning moves weights little, so the difference is small and fp16 keeps it to about
+  1e-3 of its own size -- far below fp32 weight noise after reconstruction -- at half the
+  bytes. The decoder matrix is not stored: it is tied to the (unchanged) input embeddings.
 - ``delta.json``: the manifest: parameter names, the sha256 of the base checkpoint file the delta
   was trained against, the sha256 of ``delta.safetensors``, and a training summary.
 
@@ -34,7 +37,7 @@ from probing.errors import ModelUnavailableError
 DELTA_FILE = "delta.safetensors"
 MANIFEST_FILE = "delta.json"
 BASE_FILE = "model.safetensors"
-DELTA_FORMAT = "contextlens-mlm-delta/1"
+DELTA_FORMAT = "contextlens-mlm-delta/2"
 BASE_PREFIX = "bert."  # BertModel checkpoint names -> BertForMaskedLM names
 TIED = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight"}
 HEAD_PREFIX = "cls.predictions."
@@ -118,13 +121,17 @@ def save_delta(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     delta: dict[str, torch.Tensor] = {}
+    diffs: list[str] = []
     for name, param in model.named_parameters():
         if name in TIED:
             continue
         value = param.detach().to("cpu", torch.float32)
         base = base_state.get(name)
-        if name.startswith(HEAD_PREFIX) or base is None or not torch.equal(value, base.float()):
+        if name.startswith(HEAD_PREFIX) or base is None:
             delta[name] = value.contiguous().clone()
+        elif not torch.equal(value, base.float()):
+            delta[name] = (value - base.float()).to(torch.float16).contiguous()
+            diffs.append(name)
     delta_path = out_dir / DELTA_FILE
     _atomic_write(
         delta_path, lambda tmp: save_file(delta, str(tmp), metadata={"format": DELTA_FORMAT})
@@ -135,6 +142,7 @@ def save_delta(
         "base_file": BASE_FILE,
         **dict(manifest or {}),
         "parameters": sorted(delta),
+        "diff_parameters": sorted(diffs),
         "n_parameters": int(sum(t.numel() for t in delta.values())),
         "tied": dict(TIED),
         "delta_sha256": file_sha256(delta_path),
@@ -182,6 +190,7 @@ def apply_delta(
     if sorted(delta) != sorted(manifest.get("parameters", [])):
         raise ModelUnavailableError(f"{delta_path} holds other tensors than {MANIFEST_FILE} lists.")
     params = dict(model.named_parameters())
+    diffs = set(manifest.get("diff_parameters", []))  # format /1 stored only absolute values
     with torch.no_grad():
         for name, tensor in delta.items():
             target = params.get(name)
@@ -190,7 +199,10 @@ def apply_delta(
                     f"Delta tensor {name} {tuple(tensor.shape)} does not fit this model "
                     f"({None if target is None else tuple(target.shape)})."
                 )
-            target.copy_(tensor)  # in place, so weight tying is kept
+            if name in diffs:
+                target.add_(tensor.to(target.dtype))  # base + fp16 difference
+            else:
+                target.copy_(tensor)  # in place, so weight tying is kept
     return manifest
 
 

@@ -224,7 +224,10 @@ def _resolve(name: str, device: str | None) -> Encoder:
         if not ELMO_MINI_DIR.is_dir():
             raise ModelUnavailableError(f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}.")
         e = ENTRIES[name]
-        return load_elmo(ELMO_MINI_DIR, name=name, provenance=e.provenance, device=device)
+        return load_elmo(
+            ELMO_MINI_DIR, name=name, provenance=e.provenance, device=device,
+            how_to_get_real=e.how_to_get_real,
+        )
     if name in _ELMO_DOWNLOADS:
         from probing.elmo_download import fetch_elmo
         from probing.encoders.elmo import load_elmo

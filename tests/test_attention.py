@@ -299,3 +299,16 @@ def test_cli_writes_csv_html_and_json(tmp_path, data_dir):
     assert len(html) > 1_000_000 and "<script src=" not in html
     meta = json.loads((tmp_path / "head_statistics.json").read_text())
     assert meta["n_sentences"] == 6 and meta["model"] == "minilm-l6"
+
+
+def test_figure_export(pieces):
+    from probing.figures.attention import figure_bytes, image_export_available, model_view_figure
+
+    fig = model_view_figure(attention_view(pieces, "word"))
+    html = figure_bytes(fig, "html")
+    assert b"<html" in html[:300].lower() and len(html) > 1_000_000  # plotly.js inline
+    with pytest.raises(ValueError):
+        figure_bytes(fig, "gif")
+    # .ci/run installs Debian's chromium, which kaleido drives for PNG/SVG.
+    assert image_export_available()
+    assert figure_bytes(fig, "png").startswith(b"\x89PNG")

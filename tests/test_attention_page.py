@@ -14,6 +14,12 @@ def charts(at: AppTest) -> list:
     return list(at.get("plotly_chart"))
 
 
+@pytest.fixture(autouse=True)
+def local_mode(monkeypatch):
+    """Local (not demo) limits: the demo's 2,000-character cap would stop the long input first."""
+    monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
+
+
 @pytest.fixture
 def page() -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=180).run()
@@ -77,6 +83,8 @@ def test_long_input_gives_one_clear_error(page):
     assert len(page.error) == 1
     assert "at most 512" in page.error[0].value and "Shorten" in page.error[0].value
     assert not charts(page)
+    page.text_area(key="attn_text").input("  ").run()
+    assert not page.exception and len(page.error) == 1 and "no words" in page.error[0].value
 
 
 def test_elmo_gets_an_info_message_not_an_error(monkeypatch, data_dir):
@@ -93,3 +101,14 @@ def test_elmo_gets_an_info_message_not_an_error(monkeypatch, data_dir):
     assert not at.exception and not at.error
     assert any("no attention" in i.value for i in at.info)
     assert not charts(at) and not at.text_area
+
+
+def test_without_chrome_figures_download_as_html(monkeypatch):
+    import probing.figures.attention as figures
+
+    monkeypatch.setattr(figures, "image_export_available", lambda: False)
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    assert not at.exception and not at.error
+    labels = [b.label for b in at.get("download_button")]
+    assert "HTML" in labels and "PNG" not in labels and "CSV" in labels
+    assert any("needs a Chrome" in c.value for c in at.caption)

@@ -27,10 +27,15 @@ from probing.errors import ModelUnavailableError
 
 
 def _fixture_dir() -> Path:
-    for root in (os.environ.get("CONTEXTLENS_DATA_DIR"), Path(__file__).resolve().parents[2] / "shared" / "data"):
+    for root in (
+        os.environ.get("CONTEXTLENS_DATA_DIR"),
+        Path(__file__).resolve().parents[2] / "shared" / "data",
+    ):
         if root and (Path(root) / "allennlp-elmo-fixture" / "lm_weights.hdf5").is_file():
             return Path(root) / "allennlp-elmo-fixture"
-    raise RuntimeError("allennlp-elmo-fixture not found: set CONTEXTLENS_DATA_DIR to the data folder")
+    raise RuntimeError(
+        "allennlp-elmo-fixture not found: set CONTEXTLENS_DATA_DIR to the data folder"
+    )
 
 
 FIXTURE = _fixture_dir()
@@ -77,7 +82,9 @@ def test_char_ids_of_a_known_word():
     assert char_ids("</S>")[:4] == [259, 258, 260, 261]
     assert char_ids("é")[:4] == [259, 0xC3 + 1, 0xA9 + 1, 260]  # UTF-8 bytes
     long = char_ids("x" * 100)
-    assert len(long) == 50 and long[0] == 259 and long[49] == 260 and long[1:49] == [ord("x") + 1] * 48
+    assert (
+        len(long) == 50 and long[0] == 259 and long[49] == 260 and long[1:49] == [ord("x") + 1] * 48
+    )
 
 
 def test_batch_char_ids_add_boundaries_and_zero_padding():
@@ -154,7 +161,10 @@ def test_call_order_does_not_matter(encoder, sentences):
 
 def test_backward_direction_starts_at_the_true_last_word(encoder):
     # A short sentence padded next to a long one must give the same backward states as alone.
-    short, long = ["Dogs", "bark", "."], ["The", "cat", "sat", "on", "the", "mat", "all", "day", "."]
+    short, long = (
+        ["Dogs", "bark", "."],
+        ["The", "cat", "sat", "on", "the", "mat", "all", "day", "."],
+    )
     padded = encoder.encode([long, short])[1]
     alone = encoder.encode([short])[0]
     half = padded.layers.shape[-1] // 2
@@ -197,7 +207,9 @@ def test_context_changes_lstm_layers_not_token_layer(encoder):
 
 def test_char_cnn_cut_gives_identical_outputs(encoder):
     cnn = encoder.model.token_encoder
-    ids = torch.tensor([char_ids(w) for w in ["a", "of", "extraordinarily", "x" * 60, "<S>", "Zürich"]])
+    ids = torch.tensor(
+        [char_ids(w) for w in ["a", "of", "extraordinarily", "x" * 60, "<S>", "Zürich"]]
+    )
     with torch.no_grad():
         x = cnn.char_embed(ids).transpose(1, 2)  # all 50 characters, as the original
         h = torch.cat([torch.relu(conv(x).amax(-1)) for conv in cnn.convs], dim=-1)
@@ -295,11 +307,25 @@ def test_training_smoke_run_checkpoints_resumes_and_exports(tmp_path, monkeypatc
         "a dog barked at the mailman .",
         "the river flows to the sea .",
     ] * 8
-    monkeypatch.setattr(corpus, "training_sentences", lambda data_dir=None: (s.split() for s in text))
-    monkeypatch.setattr(corpus, "heldout_sentences", lambda data_dir=None: (s.split() for s in text[:4]))
+    monkeypatch.setattr(
+        corpus, "training_sentences", lambda data_dir=None: (s.split() for s in text)
+    )
+    monkeypatch.setattr(
+        corpus, "heldout_sentences", lambda data_dir=None: (s.split() for s in text[:4])
+    )
     argv = [
-        "--checkpoint-dir", str(tmp_path / "ckpt"), "--export-dir", str(tmp_path / "out"),
-        "--max-steps", "2", "--batch-tokens", "64", "--log-every", "1", "--vocab-size", "50",
+        "--checkpoint-dir",
+        str(tmp_path / "ckpt"),
+        "--export-dir",
+        str(tmp_path / "out"),
+        "--max-steps",
+        "2",
+        "--batch-tokens",
+        "64",
+        "--log-every",
+        "1",
+        "--vocab-size",
+        "50",
     ]
     assert elmo_lm.main(argv) == 0
     log = json.loads((tmp_path / "out" / "training_log.json").read_text())
@@ -309,6 +335,10 @@ def test_training_smoke_run_checkpoints_resumes_and_exports(tmp_path, monkeypatc
     assert elmo_lm.main(argv) == 0  # resumes from the checkpoint
     log = json.loads((tmp_path / "out" / "training_log.json").read_text())
     assert log["steps"] == 4 and len(log["heldout"]) == 2
+    (tmp_path / "ckpt" / "checkpoint.pt").unlink()  # checkpoint gone: warm start from export
+    assert elmo_lm.main(argv) == 0
+    warm = json.loads((tmp_path / "out" / "training_log.json").read_text())
+    assert warm["tokens_seen"] > log["tokens_seen"] and len(warm["heldout"]) == 3
     enc = load_elmo(tmp_path / "out")
     assert enc.encode("the bank .")[0].layers.shape == (3, 3, 256)
     card = (tmp_path / "out" / "README.md").read_text()

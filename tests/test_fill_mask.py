@@ -480,19 +480,34 @@ def test_minilm_mlm_layers_end_in_fill_mask():
         assert mask.final_rank[-1] == 1
 
 
+# Checked against the first exported head (250k training tokens: ranks 2, 2 and 1); later
+# exports only sharpen these. Content words in general are still weak at that stage.
 @pytest.mark.parametrize(
-    ("text", "expected", "k"),
+    ("text", "expected"),
     [
-        ("I went [MASK] the store to buy some milk.", "to", 5),
-        ("She [MASK] a book every night before bed.", "reads", 10),
+        ("I went [MASK] the store to buy some milk.", "to"),
+        ("She lives [MASK] London.", "in"),
+        ("He opened the [MASK] and walked in.", "door"),
     ],
 )
-def test_minilm_mlm_fills_function_and_content_words(text, expected, k):
-    (pred,) = fill_mask(_minilm_mlm(), text, top_k=k)
+def test_minilm_mlm_sensible_guesses(text, expected):
+    (pred,) = fill_mask(_minilm_mlm(), text, top_k=5)
     assert expected in pred.tokens, pred.candidates
 
 
+def _probability(encoder, text: str, token: str) -> float:
+    (pred,) = fill_mask(encoder, text, top_k=len(encoder.tokenizer))
+    return dict(zip(pred.tokens, pred.probabilities, strict=True))[token]
+
+
+def test_minilm_mlm_uses_the_context():
+    encoder = _minilm_mlm()
+    drink = _probability(encoder, "She drank a glass of [MASK].", "water")
+    box = _probability(encoder, "She opened a box of [MASK].", "water")
+    assert drink > 5 * box, (drink, box)
+
+
 def test_minilm_mlm_two_masks_each_sensible():
-    a, b = fill_mask(_minilm_mlm(), "I went [MASK] the store and bought [MASK] milk.", top_k=10)
-    assert "to" in a.tokens
-    assert {"some", "the", "a", "more", "my", "fresh", "no"} & set(b.tokens)
+    a, b = fill_mask(_minilm_mlm(), "He opened the [MASK] and walked [MASK] the house.", top_k=10)
+    assert "door" in a.tokens, a.tokens
+    assert {"in", "into", "to", "out"} & set(b.tokens[:5]), b.tokens

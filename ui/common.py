@@ -41,6 +41,10 @@ def model_picker(key: str = "models", max_models: int = 2, default: list[str] | 
         choices = choices + [_CUSTOM]
     if key not in st.session_state:
         st.session_state[key] = [m for m in (default or [DEFAULT_MODEL]) if m in choices]
+    else:
+        # Streamlit drops a widget's value when a page that did not draw it runs; writing it
+        # back keeps the choice across pages.
+        st.session_state[key] = st.session_state[key]
     picked = st.sidebar.multiselect(
         "Models",
         choices,

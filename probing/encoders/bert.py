@@ -93,6 +93,12 @@ class TransformersEncoder(Encoder):
         enc = self.tokenizer(self._model_words(words), is_split_into_words=True)
         return self.tokenizer.convert_ids_to_tokens(enc["input_ids"]), enc.word_ids()
 
+    def fill_mask(self, text: str, top_k: int = 10):
+        """Top-k guesses for each [MASK] in ``text``; see :func:`probing.fill_mask.fill_mask`."""
+        from probing.fill_mask import fill_mask
+
+        return fill_mask(self, text, top_k=top_k)
+
     # -- encoding -------------------------------------------------------------------------
 
     def _encode_batch(

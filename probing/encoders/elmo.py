@@ -466,7 +466,11 @@ def _find_files(folder_or_files: str | os.PathLike[str] | tuple) -> tuple[Path, 
             options = found[0]
         found = sorted(folder.glob("*.hdf5"))
         if len(found) != 1:
-            what = "no *.hdf5 file" if not found else f"{len(found)} *.hdf5 files ({', '.join(p.name for p in found)})"
+            what = (
+                "no *.hdf5 file"
+                if not found
+                else f"{len(found)} *.hdf5 files ({', '.join(p.name for p in found)})"
+            )
             raise ModelUnavailableError(
                 f"{folder} has {what}: an ELMo folder needs options.json and exactly one "
                 "*.hdf5 weight file."
@@ -552,7 +556,10 @@ class ElmoEncoder(Encoder):
         # Rows beyond what was kept start from zero, like bilm-tf's max_batch_size buffer.
         return [
             [
-                tuple(torch.cat([kept[:rows], zero[kept.shape[0] :]]) for kept, zero in zip(ks, zs, strict=True))
+                tuple(
+                    torch.cat([kept[:rows], zero[kept.shape[0] :]])
+                    for kept, zero in zip(ks, zs, strict=True)
+                )
                 for ks, zs in zip(kd, zd, strict=True)
             ]
             for kd, zd in zip(self._state, proto, strict=True)
@@ -565,9 +572,7 @@ class ElmoEncoder(Encoder):
         # Rows not in this batch keep their old state.
         self._state = [
             [
-                tuple(
-                    torch.cat([n, old[n.shape[0] :]]) for n, old in zip(ns, olds, strict=True)
-                )
+                tuple(torch.cat([n, old[n.shape[0] :]]) for n, old in zip(ns, olds, strict=True))
                 for ns, olds in zip(nd, od, strict=True)
             ]
             for nd, od in zip(new, self._state, strict=True)
@@ -607,6 +612,7 @@ def load_elmo(
     provenance: str = "",
     device: str | torch.device | None = None,
     stateful: bool = False,
+    how_to_get_real: str = "",
 ) -> ElmoEncoder:
     """Load an ELMo encoder from original-format files.
 
@@ -617,6 +623,7 @@ def load_elmo(
         provenance: one or two sentences for the provenance card.
         device: torch device (default CPU).
         stateful: carry LSTM state across calls, per batch row, like the original.
+        how_to_get_real: for stand-ins such as ELMo-mini, how to load the real models.
 
     Raises:
         ModelUnavailableError: missing/ambiguous files, or weights that don't match options.
@@ -631,6 +638,7 @@ def load_elmo(
         dim=cfg.output_dim,
         provenance=provenance or f"ELMo weights from {options.parent}.",
         source=str(options.parent),
+        how_to_get_real=how_to_get_real,
         has_attention=False,
         has_mlm_head=False,
         max_pieces=None,

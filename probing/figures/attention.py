@@ -193,11 +193,15 @@ def model_view_figure(
     if n < amap.n_tokens:
         notes.append(f"{amap.n_tokens} tokens grouped into {n} blocks per tile")
     notes.append("rows attend to columns")
-    tile_px = max(28, min(90, 1100 // max(n_heads, 1)))
+    # A fixed size whose plot area has the grid's aspect, so square tiles fill it (a page-wide
+    # figure would leave the grid floating in white space); ~680 px of tiles across.
+    tile_px = max(24, min(80, 680 // max(n_heads, 1)))
+    margin = {"l": 70, "r": 90, "t": 100, "b": 20}
     fig.update_layout(
         title={"text": f"Model view: {n_layers} layers × {n_heads} heads<br><sup>{'; '.join(notes)}</sup>"},
-        height=max(300, n_layers * tile_px + 130),
-        margin={"l": 70, "r": 20, "t": 80, "b": 40},
+        width=n_heads * tile_px + margin["l"] + margin["r"],
+        height=n_layers * tile_px + margin["t"] + margin["b"],
+        margin=margin,
         xaxis={"tickvals": centres[:n_heads], "ticktext": [f"head {h}" for h in range(n_heads)],
                "side": "top", "showgrid": False, "zeroline": False, "constrain": "domain"},
         yaxis={"tickvals": centres[:n_layers], "ticktext": [f"layer {i + 1}" for i in range(n_layers)],
@@ -251,9 +255,9 @@ def attention_heatmap_figure(
         title={"text": f"Layer {layer}, head {head}"
                f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
                "row = attending token, column = attended token</sup>"},
-        height=side + 90,
+        height=side + 110,
         width=side + 120,
-        margin={"l": 110, "r": 20, "t": 160, "b": 20},
+        margin={"l": 110, "r": 20, "t": 180, "b": 20},
         xaxis={"tickvals": list(range(n)), "ticktext": text, "side": "top", "tickangle": -60,
                "showgrid": False},
         yaxis={"tickvals": list(range(n)), "ticktext": text, "autorange": "reversed",

@@ -60,7 +60,12 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
         bargap=0.25,
     )
     # Room on the right for the "12.3%" labels past the longest bar.
-    fig.update_xaxes(title_text="probability", tickformat=".0%", range=[0, min(1.0, top * 1.25) or 1.0])
+    # Whole percents repeat ("1%, 1%, 2%") when the longest bar is short.
+    fig.update_xaxes(
+        title_text="probability",
+        tickformat=".0%" if top >= 0.08 else ".1%",
+        range=[0, min(1.0, top * 1.25) or 1.0],
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     return fig
 

@@ -170,12 +170,17 @@ def _pair_counts(y_true, y_pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _macro_f1_from_counts(counts: np.ndarray, pairs: np.ndarray, n_classes: int) -> np.ndarray:
     """Macro-F1 of each row of ``counts`` (draws, cells) over its present classes."""
-    gold = np.zeros((len(pairs), n_classes))
-    pred = np.zeros((len(pairs), n_classes))
-    gold[np.arange(len(pairs)), pairs[:, 0]] = 1
-    pred[np.arange(len(pairs)), pairs[:, 1]] = 1
-    tp = counts @ (gold * pred)  # (draws, classes)
-    denom = counts @ gold + counts @ pred  # 2TP + FP + FN = |gold_k| + |pred_k|
+    # Column sums per class instead of products with one-hot matrices: no BLAS calls, whose
+    # threads cost more than they save on a busy machine for arrays this small.
+    draws = counts.shape[0]
+    tp = np.zeros((draws, n_classes))
+    denom = np.zeros((draws, n_classes))  # 2TP + FP + FN = |gold_k| + |pred_k|
+    diagonal = pairs[:, 0] == pairs[:, 1]
+    for k in range(n_classes):
+        tp[:, k] = counts[:, diagonal & (pairs[:, 0] == k)].sum(axis=1)
+        denom[:, k] = counts[:, pairs[:, 0] == k].sum(axis=1) + counts[:, pairs[:, 1] == k].sum(
+            axis=1
+        )
     present = denom > 0
     f1 = np.where(present, 2 * tp / np.where(present, denom, 1), 0.0)
     return f1.sum(axis=1) / np.maximum(present.sum(axis=1), 1)

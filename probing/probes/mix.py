@@ -43,7 +43,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         lr: float = 1e-3,
         lr_mix: float = 5e-2,
         weight_decay: float = 0.0,
-        max_train_words: int | None = 30_000,
+        max_train_words: int | None = 20_000,
         random_state: int = 0,
     ) -> None:
         self.epochs = epochs
@@ -158,17 +158,8 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
 
 
 def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.scalar_mix.ScalarMix
-    """(softmax weights (n_layers,), γ) of a ScalarMix module."""
+    """(softmax weights (n_layers,) summing to 1, γ) of a ScalarMix module."""
     import torch
 
     with torch.no_grad():
-        w = getattr(mix, "weights", None)
-        if callable(w):
-            w = w()
-        if w is None:
-            params = getattr(mix, "scalar_parameters", None)
-            if params is None:
-                params = [getattr(mix, "s", getattr(mix, "scalars", None))]
-            w = torch.softmax(torch.cat([p.reshape(-1) for p in params]), dim=0)
-        gamma = getattr(mix, "gamma", torch.tensor(1.0))
-        return np.asarray(torch.as_tensor(w).detach().cpu().numpy(), dtype=float), float(gamma)
+        return mix.weights.detach().cpu().numpy().astype(float), float(mix.gamma)

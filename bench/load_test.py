@@ -1,0 +1,162 @@
+"""Load test: N concurrent browser sessions driving every page of a running ContextLens.
+
+Starts ``streamlit run app.py`` on 127.0.0.1 (demo mode by default) unless ``--url`` is given,
+then opens ``--sessions`` concurrent Chromium pages that cycle through all pages for
+``--seconds`` seconds. Each visit waits until the page's script run is over, then checks for
+exception boxes. Reports sessions held, visits, errors, p50/p95 page latency and the server's
+peak memory (VmHWM). Loopback only; bounded in count and time.
+
+    python bench/load_test.py --sessions 8 --seconds 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+
+BUSY_JS = """() => !!document.querySelector(
+    '[data-testid="stSpinner"], [data-testid="stStatusWidget"], [data-stale="true"]')"""
+
+
+def page_paths(root: Path) -> list[str]:
+    """URL paths of the home page and each page in pages/ (Streamlit's naming)."""
+    paths = [""]
+    for f in sorted((root / "pages").glob("*.py")):
+        paths.append(f.stem.split("_", 1)[-1])
+    return paths
+
+
+async def wait_idle(page, timeout: float) -> None:
+    await page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 4:
+        if time.monotonic() > deadline:
+            raise TimeoutError("page kept running")
+        quiet = 0 if await page.evaluate(BUSY_JS) else quiet + 1
+        await asyncio.sleep(0.25)
+
+
+async def session(browser, url: str, paths: list[str], until: float, sid: int, out: dict) -> None:
+    ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await ctx.new_page()
+    i = sid  # stagger: sessions start on different pages
+    try:
+        while time.monotonic() < until:
+            path = paths[i % len(paths)]
+            i += 1
+            t0 = time.monotonic()
+            try:
+                await page.goto(f"{url}/{path}", timeout=120_000)
+                await wait_idle(page, timeout=180)
+                boxes = await page.locator('[data-testid="stException"]').count()
+                body = await page.inner_text("body")
+                if boxes or "Traceback (most recent call last)" in body:
+                    out["errors"].append(f"session {sid} /{path}: exception box")
+                out["latency"].setdefault(path or "home", []).append(time.monotonic() - t0)
+                out["visits"] += 1
+            except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+                out["errors"].append(f"session {sid} /{path}: {type(exc).__name__}: {exc}"[:300])
+        out["held"] += 1
+    finally:
+        await ctx.close()
+
+
+async def warm_up(url: str, paths: list[str]) -> None:
+    """Visit every page once so that model loading is not counted as page latency."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await browser.new_page()
+        for path in paths:
+            await page.goto(f"{url}/{path}", timeout=300_000)
+            await wait_idle(page, timeout=300)
+        await browser.close()
+
+
+def peak_rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+async def run(url: str, sessions: int, seconds: float, paths: list[str]) -> dict:
+    from playwright.async_api import async_playwright
+
+    out: dict = {"latency": {}, "errors": [], "visits": 0, "held": 0}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        until = time.monotonic() + seconds
+        await asyncio.gather(*(session(browser, url, paths, until, s, out) for s in range(sessions)))
+        await browser.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=120)
+    ap.add_argument("--url", help="a running server on loopback (default: start one)")
+    ap.add_argument("--no-demo", action="store_true", help="start the server without demo mode")
+    ap.add_argument("--json", type=Path, help="write the raw results here")
+    args = ap.parse_args(argv)
+    if args.sessions > 32 or args.seconds > 900:
+        ap.error("bounded: at most 32 sessions and 900 seconds")
+    root = Path(__file__).resolve().parent.parent
+    paths = page_paths(root)
+    env = {} if args.no_demo else {"CONTEXTLENS_DEMO": "1"}
+
+    def report(res: dict, server_pid: int | None) -> None:
+        all_lat = sorted(x for v in res["latency"].values() for x in v)
+        q = statistics.quantiles(all_lat, n=20) if len(all_lat) >= 2 else [float("nan")] * 19
+        summary = {
+            "date": date.today().isoformat(),
+            "machine": f"{os.cpu_count()} cores, {platform.machine()}",
+            "sessions": args.sessions,
+            "seconds": args.seconds,
+            "sessions_held": res["held"],
+            "visits": res["visits"],
+            "errors": len(res["errors"]),
+            "p50_s": round(statistics.median(all_lat), 2) if all_lat else None,
+            "p95_s": round(q[18], 2),
+            "per_page_p50_s": {k: round(statistics.median(v), 2) for k, v in res["latency"].items()},
+            "server_peak_rss_mib": peak_rss_mib(server_pid) if server_pid else None,
+            "error_samples": res["errors"][:5],
+        }
+        print(json.dumps(summary, indent=2))
+        if args.json:
+            args.json.write_text(json.dumps({**summary, "raw": res}, indent=2))
+
+    if args.url:
+        report(asyncio.run(run(args.url, args.sessions, args.seconds, paths)), None)
+        return 0
+    with streamlit_server(env=env) as url:
+        import subprocess
+
+        # the server process is the child python running streamlit
+        pid = int(subprocess.check_output(["pgrep", "-n", "-f", "streamlit run app.py"]).split()[0])
+        # warm-up: one visit of every page loads the models once for all sessions
+        asyncio.run(warm_up(url, paths))
+        report(asyncio.run(run(url, args.sessions, args.seconds, paths)), pid)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Benchmark: a full UPOS probing sweep (every layer) of one model, timed by stage.
+
+Runs :func:`probing.probes.probe_layers` for ``--task`` on ``--dataset`` with the CLI's
+defaults (2,000 training sentences, full dev and test split, 20k training words per fit,
+control task, scalar mix, 1,000 bootstrap draws) against an EMPTY feature cache, so that
+extraction is really measured, and reports:
+
+- extraction wall and CPU time, words encoded and words per second;
+- probe-fitting wall and CPU time (all linear probes, control probes, baselines, scalar mix);
+- peak resident memory of the process (``ru_maxrss``);
+- the machine's load average before and after (other jobs share the CPUs).
+
+Prints a markdown table row for ``docs/benchmarks.md`` (``--append FILE`` adds it there) and
+a JSON record (``--json FILE``).
+
+    OMP_WAIT_POLICY=PASSIVE python bench/probe_sweep.py --model minilm-l6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+HEADER = (
+    "| date | machine | model | task | layers | train sents / fit words | test words | "
+    "extract s (cpu s) | words/s | fit s (cpu s) | total s | peak RSS | load avg | notes |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def machine() -> str:
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    try:
+        import torch
+
+        gpu = "GPU" if torch.cuda.is_available() else "no GPU"
+    except ImportError:  # pragma: no cover
+        gpu = "?"
+    return f"{os.cpu_count()} cores, {mem_gib:.0f} GiB, {gpu} ({platform.machine()})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--model", default="minilm-l6")
+    p.add_argument("--task", default="pos")
+    p.add_argument("--dataset", default="ud-ewt")
+    p.add_argument("--max-train-sentences", type=int, default=DEFAULT_MAX_TRAIN_SENTENCES)
+    p.add_argument("--max-train-words", type=int, default=DEFAULT_MAX_TRAIN_WORDS)
+    p.add_argument(
+        "--cache-dir",
+        help="feature cache to fill (must be empty to measure extraction; default: a new "
+        "temporary folder, removed afterwards)",
+    )
+    p.add_argument("--append", help="append the markdown row to this file")
+    p.add_argument("--json", help="write the measurements as JSON here")
+    p.add_argument("--note", default="", help="free text for the notes column")
+    args = p.parse_args(argv)
+
+    tmp = None
+    if args.cache_dir:
+        os.environ["CONTEXTLENS_CACHE_DIR"] = str(Path(args.cache_dir).resolve())
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="cl-bench-")
+        os.environ["CONTEXTLENS_CACHE_DIR"] = tmp.name
+    from probing.features import features_dir
+
+    if features_dir().exists() and any(features_dir().iterdir()):
+        print(
+            f"warning: {features_dir()} is not empty; extraction may be a cache hit",
+            file=sys.stderr,
+        )
+
+    load_before = os.getloadavg()
+    t0 = time.perf_counter()
+    from probing.registry import load_encoder
+
+    encoder = load_encoder(args.model)
+    t_load = time.perf_counter() - t0
+
+    cpu_marks: dict[str, float] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        # The first "fit" call marks the end of extraction: CPU time split at that moment.
+        if stage == "fit" and "fit_start" not in cpu_marks:
+            cpu_marks["fit_start"] = time.process_time()
+
+    from probing.probes.run import probe_layers
+
+    cpu0 = time.process_time()
+    results = probe_layers(
+        encoder,
+        args.task,
+        args.dataset,
+        progress=progress,
+        max_train_sentences=args.max_train_sentences,
+        max_train_words=args.max_train_words,
+    )
+    cpu_end = time.process_time()
+    load_after = os.getloadavg()
+    meta = results.meta
+    extract_s, fit_s = meta["timing_s"]["extract"], meta["timing_s"]["fit"]
+    words = meta["n_words_encoded"]
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    best = results.layer_scores().sort_values("value").iloc[-1]
+    record = {
+        "date": date.today().isoformat(),
+        "machine": machine(),
+        "model": args.model,
+        "task": f"{args.task} ({args.dataset})",
+        "layers": len(meta["layers"]),
+        "train_sentences": meta["n_train_sentences"],
+        "fit_words": meta.get("n_train_words"),
+        "test_words": meta.get("n_test_words"),
+        "words_encoded": words,
+        "model_load_s": round(t_load, 1),
+        "extract_s": extract_s,
+        "extract_cpu_s": round(cpu_marks.get("fit_start", cpu_end) - cpu0, 1),
+        "words_per_s": round(words / extract_s) if extract_s else None,
+        "fit_s": fit_s,
+        "fit_cpu_s": round(cpu_end - cpu_marks.get("fit_start", cpu_end), 1),
+        "total_s": round(extract_s + fit_s, 1),
+        "peak_rss_mib": round(peak_mib),
+        "load_avg_before": [round(x, 1) for x in load_before],
+        "load_avg_after": [round(x, 1) for x in load_after],
+        "best_layer": int(best["layer"]),
+        "best_accuracy": round(float(best["value"]), 4),
+        "torch_threads": _torch_threads(),
+        "note": args.note,
+    }
+    row = (
+        f"| {record['date']} | {record['machine']} | {args.model} | {record['task']} | "
+        f"{record['layers']} | {record['train_sentences']} / {record['fit_words']} | "
+        f"{record['test_words']} | {extract_s:.0f} ({record['extract_cpu_s']:.0f}) | "
+        f"{record['words_per_s']} | {fit_s:.0f} ({record['fit_cpu_s']:.0f}) | "
+        f"{record['total_s']:.0f} | {record['peak_rss_mib']} MiB | "
+        f"{load_before[0]:.1f} → {load_after[0]:.1f} | "
+        f"{words} words encoded; best layer {record['best_layer']} "
+        f"({record['best_accuracy']:.3f}). {args.note} |"
+    )
+    print(HEADER)
+    print(row)
+    print(json.dumps(record, indent=1))
+    if args.append:
+        with open(args.append, "a", encoding="utf-8") as f:
+            f.write(row + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+def _torch_threads() -> int | None:
+    try:
+        import torch
+
+        return torch.get_num_threads()
+    except ImportError:  # pragma: no cover
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

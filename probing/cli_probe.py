@@ -1,0 +1,215 @@
+"""CLI command ``probe``: probe every layer of a model for one task; write CSV, JSON, HTML.
+
+    python -m probing probe --model minilm-l6 --task pos --dataset ud-ewt --out results/
+    python -m probing probe --model minilm-l6 --task supersense --dataset semcor
+    python -m probing probe --model minilm-l6 --task wsd --dataset semcor --layers 0,3,6
+
+Writes ``<model>__<dataset>__<task>.csv`` (the tidy table), ``.json`` (table + scalar-mix
+weights + centre of gravity + settings and timings) and ``.html`` (the layer curves, with
+plotly.js embedded so that it opens offline) into ``--out``. Progress: one tqdm bar per
+extraction split, then one over the probe fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from probing.probes.linear import DEFAULT_CS
+from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.tasks import TASKS
+
+
+def _int_or_all(text: str) -> int | None:
+    """``N`` or ``all``/``0`` (no cap)."""
+    if text.lower() in {"all", "none", "0"}:
+        return None
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be a positive number or 'all'")
+    return value
+
+
+def _layers(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError("layers are comma-separated numbers, e.g. 0,3,6") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``python -m probing probe``."""
+    p.add_argument("--model", default="minilm-l6", help="registry name, folder or hub id")
+    p.add_argument("--task", default="pos", choices=list(TASKS), help="probing task")
+    p.add_argument("--dataset", help="data set (default: the task's own: pos->ud-ewt, ...)")
+    p.add_argument("--layers", type=_layers, help="comma-separated layers (default: all)")
+    p.add_argument("--out", default="results", help="output folder (default: results/)")
+    p.add_argument(
+        "--max-train-sentences",
+        type=_int_or_all,
+        default=DEFAULT_MAX_TRAIN_SENTENCES,
+        help=f"training sentences to encode, a fixed seeded sample (default "
+        f"{DEFAULT_MAX_TRAIN_SENTENCES}; 'all' for the whole split)",
+    )
+    p.add_argument(
+        "--max-train-words",
+        type=_int_or_all,
+        default=DEFAULT_MAX_TRAIN_WORDS,
+        help=f"training words per probe fit (default {DEFAULT_MAX_TRAIN_WORDS}; 'all')",
+    )
+    p.add_argument("--max-dev-sentences", type=_int_or_all, default=None, help="default: all")
+    p.add_argument("--max-test-sentences", type=_int_or_all, default=None, help="default: all")
+    p.add_argument(
+        "--cs",
+        type=lambda t: tuple(float(x) for x in t.split(",") if x),
+        default=None,
+        help="grid of inverse regularisation strengths C tried on dev (default 0.01,0.1,1)",
+    )
+    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
+    p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")
+    p.add_argument("--no-control", action="store_true", help="skip the control task")
+    p.add_argument(
+        "--plotlyjs",
+        default="inline",
+        choices=["inline", "cdn"],
+        help="embed plotly.js in the HTML (inline, ~4.5 MB, offline) or link it (cdn)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def output_stem(model: str, dataset: str, task: str) -> str:
+    """``<model>__<dataset>__<task>`` with anything unsafe in a file name replaced."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model).name if "/" in model else model)
+    return f"{safe}__{dataset}__{task}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the probes and write the three files; prints a per-layer summary."""
+    from tqdm.auto import tqdm
+
+    from probing.figures.probing import write_html
+    from probing.probes.run import probe_layers
+    from probing.probes.tasks import get_task
+
+    try:  # a wrong task/data-set pair is a usage error, not a crash
+        get_task(args.task).field_for(args.dataset or get_task(args.task).default_dataset)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if args.quiet:
+            return
+        bar = bars.get(stage)
+        if bar is None:
+            unit = "fit" if stage == "fit" else "sent"
+            bar = bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr)
+        bar.total = total
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    results = probe_layers(
+        args.model,
+        args.task,
+        args.dataset,
+        layers=args.layers,
+        progress=progress,
+        max_train_sentences=args.max_train_sentences,
+        seed=args.seed,
+        pooling=args.pooling,
+        max_train_words=args.max_train_words,
+        max_dev_sentences=args.max_dev_sentences,
+        max_test_sentences=args.max_test_sentences,
+        n_boot=args.n_boot,
+        Cs=args.cs or DEFAULT_CS,
+        scalar_mix=not args.no_scalar_mix,
+        control=not args.no_control,
+    )
+    for bar in bars.values():
+        bar.close()
+    results.meta["command"] = "python -m probing probe " + " ".join(
+        shlex.quote(a) for a in _reconstruct(args)
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = output_stem(args.model, results.dataset, results.task)
+    results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
+    results.to_json(out / f"{stem}.json")
+    write_html(results, out / f"{stem}.html", True if args.plotlyjs == "inline" else "cdn")
+    print(summary(results))
+    print(f"wrote {out / stem}.csv, .json, .html")
+    return 0
+
+
+def summary(results) -> str:  # noqa: ANN001 - ProbeResults
+    """A short plain-text table: per-layer score, CI, control, selectivity; baselines."""
+    metric = results.metric
+    lines = [f"{results.model} · {results.dataset} · {results.task} ({metric}, test split)"]
+    lines.append(f"{'layer':>5}  {metric:>8}  {'95% CI':>15}  {'control':>7}  {'select.':>7}")
+    for _, r in results.layer_scores().iterrows():
+        ctl = "" if r["control"] != r["control"] else f"{r['control']:.3f}"
+        sel = "" if r["selectivity"] != r["selectivity"] else f"{r['selectivity']:.3f}"
+        lines.append(
+            f"{int(r['layer']):>5}  {r['value']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+            f"  {ctl:>7}  {sel:>7}"
+        )
+    for _, r in results.baselines().iterrows():
+        lines.append(f"baseline {r['probe']:<12} {r['value']:.3f}")
+    if results.scalar_mix:
+        m = results.scalar_mix
+        weights = " ".join(f"{w:.2f}" for w in m["weights"])
+        lines.append(f"scalar mix {m['accuracy']:.3f}; weights {weights}; γ {m['gamma']:.2f}")
+    lines.append(f"centre of gravity {results.centre_of_gravity:.2f}")
+    return "\n".join(lines)
+
+
+def _reconstruct(args: argparse.Namespace) -> list[str]:
+    parts = ["--model", args.model, "--task", args.task]
+    if args.dataset:
+        parts += ["--dataset", args.dataset]
+    if args.layers:
+        parts += ["--layers", ",".join(map(str, args.layers))]
+    for flag, value in (
+        ("--max-train-sentences", args.max_train_sentences),
+        ("--max-train-words", args.max_train_words),
+        ("--max-dev-sentences", args.max_dev_sentences),
+        ("--max-test-sentences", args.max_test_sentences),
+    ):
+        parts += [flag, "all" if value is None else str(value)]
+    if args.cs:
+        parts += ["--cs", ",".join(f"{c:g}" for c in args.cs)]
+    if args.pooling != "first":
+        parts += ["--pooling", args.pooling]
+    parts += ["--seed", str(args.seed), "--out", str(args.out)]
+    return parts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m probing.cli_probe …`` (same options as ``python -m probing probe``)."""
+    from probing.errors import ContextLensError
+
+    parser = argparse.ArgumentParser(prog="python -m probing probe", description=__doc__)
+    parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
+    add_arguments(parser)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    if args.data_dir:
+        from probing.config import set_data_dir
+
+        set_data_dir(args.data_dir)
+    try:
+        return run(args)
+    except ContextLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

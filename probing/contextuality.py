@@ -1,0 +1,299 @@
+"""How contextual are a model's word vectors, layer by layer (Ethayarajh 2019).
+
+Ethayarajh, "How Contextual are Contextualized Word Representations?" (EMNLP 2019) defines,
+for layer ℓ and word type w occurring at (sentence, position) pairs (s₁,i₁)…(sₙ,iₙ):
+
+- **self-similarity**: mean cosine between w's vectors in different contexts,
+  ``1/(n²−n) Σ_{j≠k} cos(f(sⱼ,iⱼ), f(sₖ,iₖ))``, averaged over word types. Here only pairs
+  from *different sentences* count (two uses in one sentence share their context) and only
+  types occurring at least ``min_count`` (5) times. 1 for a static embedding.
+- **intra-sentence similarity**: mean cosine between each word's vector and its sentence's
+  mean vector, averaged over sentences: how much context makes words of one sentence alike.
+- **maximum explainable variance (MEV)**: σ₁² / Σᵢ σᵢ² of w's occurrence matrix (n × dim),
+  the share of its variance the first principal component explains. As in the paper the
+  matrix is not centred, so a static embedding (n identical rows) has MEV exactly 1.
+
+Contextual vectors are anisotropic (they crowd into a narrow cone: two random words already
+have a high cosine), so each metric comes with a **baseline** from random word occurrences
+and an **adjusted** value (metric − baseline):
+
+- self-similarity and intra-sentence similarity: the mean cosine between random pairs of
+  word occurrences from different sentences (seeded);
+- MEV: the MEV of a random set of occurrences of the same size as each type's set, averaged
+  over types (the paper's "first principal component of uniformly randomly sampled word
+  representations", matched in size because MEV grows as n shrinks).
+
+Only word-like tokens (with at least one letter) are used: punctuation types are frequent and
+would dominate the type averages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from probing.contextual import layer_names_of
+from probing.encoders.base import Encoder, ProgressFn
+
+METRICS: dict[str, str] = {
+    "self_similarity": "Self-similarity",
+    "intra_sentence": "Intra-sentence similarity",
+    "mev": "Maximum explainable variance",
+}
+
+
+# -- the three metrics on arrays ----------------------------------------------------------
+
+
+def _unit64(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length in float64 (zero rows stay zero)."""
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+def self_similarity(vectors: np.ndarray, sentence_ids: Sequence[int]) -> float:
+    """Mean cosine over pairs of occurrences from different sentences.
+
+    Args:
+        vectors: (n, dim) one word type's occurrence vectors.
+        sentence_ids: (n,) the sentence of each occurrence.
+
+    Returns:
+        The mean, or NaN when no two occurrences come from different sentences.
+    """
+    u = _unit64(vectors)
+    sims = u @ u.T
+    sid = np.asarray(sentence_ids)
+    mask = sid[:, None] != sid[None, :]
+    return float(sims[mask].mean()) if mask.any() else math.nan
+
+
+def intra_sentence_similarity(vectors: np.ndarray) -> float:
+    """Mean cosine between each word vector of one sentence (n, dim) and their mean vector."""
+    v = np.asarray(vectors, dtype=np.float64)
+    return float((_unit64(v) @ _unit64(v.mean(axis=0, keepdims=True)).T).mean())
+
+
+def max_explainable_variance(vectors: np.ndarray) -> float:
+    """σ₁² / Σ σᵢ² of the (uncentred) occurrence matrix (n, dim); NaN for an all-zero matrix.
+
+    The squared singular values are the eigenvalues of the Gram matrix, which is only n × n
+    (n is usually far smaller than dim).
+    """
+    v = np.asarray(vectors, dtype=np.float64)
+    gram = v @ v.T if v.shape[0] <= v.shape[1] else v.T @ v
+    eig = np.clip(np.linalg.eigvalsh(gram), 0.0, None)
+    total = eig.sum()
+    return float(eig[-1] / total) if total > 0 else math.nan
+
+
+def random_pairs(
+    sentence_ids: np.ndarray, n_pairs: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(n_pairs, 2) indices of random occurrence pairs from different sentences."""
+    sid = np.asarray(sentence_ids)
+    if len(np.unique(sid)) < 2:
+        raise ValueError("random pairs from different sentences need at least two sentences")
+    out = np.empty((0, 2), dtype=np.int64)
+    while len(out) < n_pairs:  # rejection sampling: same-sentence pairs are rare
+        cand = rng.integers(0, len(sid), size=(2 * n_pairs, 2))
+        cand = cand[sid[cand[:, 0]] != sid[cand[:, 1]]]
+        out = np.concatenate([out, cand])
+    return out[:n_pairs]
+
+
+def mean_pair_cosine(vectors: np.ndarray, pairs: np.ndarray) -> float:
+    """Mean cosine between rows ``pairs[:, 0]`` and ``pairs[:, 1]`` of ``vectors`` (N, dim)."""
+    u = _unit64(vectors)
+    return float(np.einsum("nd,nd->n", u[pairs[:, 0]], u[pairs[:, 1]]).mean())
+
+
+# -- a corpus sample's vectors ------------------------------------------------------------
+
+
+@dataclass
+class CorpusVectors:
+    """Word-like occurrences of a corpus sample through one model.
+
+    Attributes:
+        model: model name.
+        layer_names: the L+1 layer names.
+        words: (N,) each occurrence's word.
+        sentence_ids: (N,) int, each occurrence's sentence.
+        layers: float32 (L+1, N, dim).
+        static: float32 (N, dim).
+    """
+
+    model: str
+    layer_names: list[str]
+    words: list[str]
+    sentence_ids: np.ndarray
+    layers: np.ndarray
+    static: np.ndarray
+
+
+def is_wordlike(word: str) -> bool:
+    """True for tokens with a letter in them (not punctuation or bare numbers)."""
+    return any(c.isalpha() for c in word)
+
+
+def encode_corpus(
+    encoder: Encoder,
+    sentences: Sequence[Sequence[str]],
+    pooling: str = "first",
+    progress: ProgressFn | None = None,
+) -> CorpusVectors:
+    """Encode word-list sentences and keep the word-like occurrences."""
+    encs = encoder.encode([list(s) for s in sentences], pooling=pooling, windowed=True,
+                          batch_size=16, progress=progress)  # fmt: skip
+    words, sids, layers, static = [], [], [], []
+    for s, enc in enumerate(encs):
+        keep = [i for i, w in enumerate(enc.words) if is_wordlike(w)]
+        words += [enc.words[i] for i in keep]
+        sids += [s] * len(keep)
+        layers.append(enc.layers[:, keep])
+        static.append(enc.static[keep])
+    return CorpusVectors(
+        model=encoder.name,
+        layer_names=layer_names_of(encs[0]),
+        words=words,
+        sentence_ids=np.asarray(sids, dtype=np.int64),
+        layers=np.concatenate(layers, axis=1).astype(np.float32),
+        static=np.concatenate(static, axis=0).astype(np.float32),
+    )
+
+
+def sample_corpus(
+    dataset: str = "ud-ewt",
+    split: str = "train",
+    n_sentences: int = 500,
+    seed: int = 0,
+    min_words: int = 5,
+    max_words: int = 60,
+    data_dir=None,  # noqa: ANN001 - str | Path | None
+) -> list[list[str]]:
+    """A seeded random sample of ``n_sentences`` sentences (word lists, in data-set order) of
+    ``min_words``…``max_words`` words from one split of ``ud-ewt``, ``semcor`` or ``brown``.
+
+    Raises:
+        DatasetNotFoundError: the data set is not in the data folder.
+    """
+    from probing.datasets import read_sentences
+
+    pool = [s.words for s in read_sentences(dataset, split, data_dir) if min_words <= len(s.words) <= max_words]
+    if n_sentences >= len(pool):
+        return pool
+    keep = np.sort(np.random.default_rng(seed).choice(len(pool), size=n_sentences, replace=False))
+    return [pool[i] for i in keep]
+
+
+# -- per-layer table ----------------------------------------------------------------------
+
+
+def _type_groups(words: Sequence[str], sentence_ids: np.ndarray, min_count: int) -> list[np.ndarray]:
+    """Occurrence indices of each word type seen ≥ min_count times in ≥ 2 sentences."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, w in enumerate(words):
+        groups[w].append(i)
+    out = []
+    for idx in groups.values():
+        arr = np.asarray(idx)
+        if len(arr) >= min_count and len(np.unique(sentence_ids[arr])) >= 2:
+            out.append(arr)
+    return out
+
+
+def contextuality_table(
+    corpus: CorpusVectors,
+    min_count: int = 5,
+    n_pairs: int = 2000,
+    seed: int = 0,
+    max_per_type: int | None = 200,
+) -> pd.DataFrame:
+    """The three metrics, their baselines and adjusted values for the static vectors and
+    every layer.
+
+    Args:
+        corpus: from :func:`encode_corpus`.
+        min_count: types with fewer occurrences are left out of self-similarity and MEV.
+        n_pairs: random occurrence pairs for the anisotropy baseline.
+        seed: for the random pairs, the MEV baseline sets and per-type capping.
+        max_per_type: use at most this many occurrences of a type (a seeded sample), so that
+            "the" does not cost more than all other types together; None for all.
+
+    Returns:
+        One row per space: ``layer`` is -1 for the static vectors and 0..L for the layers;
+        columns model, layer, layer_name, depth (layer / L; NaN for static),
+        self_similarity, self_similarity_baseline, self_similarity_adjusted, intra_sentence,
+        intra_sentence_baseline, intra_sentence_adjusted, mev, mev_baseline, mev_adjusted,
+        n_types, n_occurrences, n_sentences.
+    """
+    rng = np.random.default_rng(seed)
+    sid = corpus.sentence_ids
+    groups = _type_groups(corpus.words, sid, min_count)
+    if max_per_type is not None:
+        groups = [g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False))
+                  for g in groups]  # fmt: skip
+    if not groups:
+        raise ValueError(
+            f"no word type occurs {min_count} or more times in the sample; use more sentences"
+        )
+    pairs = random_pairs(sid, n_pairs, rng)
+    # The same random sets for every layer, so that the curves differ only by the layer.
+    random_sets = [rng.choice(len(sid), size=len(g), replace=False) for g in groups]
+    sentences = [np.flatnonzero(sid == s) for s in np.unique(sid)]
+    sentences = [s for s in sentences if len(s) >= 2]
+    n_layers = corpus.layers.shape[0] - 1
+    spaces = [(-1, "static", corpus.static)] + [
+        (k, corpus.layer_names[k], corpus.layers[k]) for k in range(n_layers + 1)
+    ]
+    rows = []
+    for layer, name, vecs in spaces:
+        baseline = mean_pair_cosine(vecs, pairs)
+        selfsim = float(np.nanmean([self_similarity(vecs[g], sid[g]) for g in groups]))
+        intra = float(np.mean([intra_sentence_similarity(vecs[s]) for s in sentences]))
+        mev = float(np.nanmean([max_explainable_variance(vecs[g]) for g in groups]))
+        mev_base = float(np.nanmean([max_explainable_variance(vecs[r]) for r in random_sets]))
+        rows.append({
+            "model": corpus.model,
+            "layer": layer,
+            "layer_name": name,
+            "depth": layer / max(n_layers, 1) if layer >= 0 else math.nan,
+            "self_similarity": selfsim,
+            "self_similarity_baseline": baseline,
+            "self_similarity_adjusted": selfsim - baseline,
+            "intra_sentence": intra,
+            "intra_sentence_baseline": baseline,
+            "intra_sentence_adjusted": intra - baseline,
+            "mev": mev,
+            "mev_baseline": mev_base,
+            "mev_adjusted": mev - mev_base,
+            "n_types": len(groups),
+            "n_occurrences": int(sum(len(g) for g in groups)),
+            "n_sentences": len(sentences),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def corpus_contextuality(
+    encoder: Encoder,
+    dataset: str = "ud-ewt",
+    split: str = "train",
+    n_sentences: int = 500,
+    seed: int = 0,
+    min_count: int = 5,
+    pooling: str = "first",
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Sample a corpus, encode it and compute :func:`contextuality_table` (one call)."""
+    sentences = sample_corpus(dataset, split, n_sentences, seed)
+    corpus = encode_corpus(encoder, sentences, pooling=pooling, progress=progress)
+    table = contextuality_table(corpus, min_count=min_count, seed=seed)
+    table.insert(1, "dataset", f"{dataset}/{split}")
+    return table

@@ -1,0 +1,258 @@
+"""Plotly figures for static vs contextual: similarity by layer, occurrence heatmap, sense
+maps, separability and contextuality curves.
+
+Layers on x: one model, or models of equal depth, use the layer index (0 = input layer);
+models of different depths share one chart on *relative depth* (layer / n_layers, 0..1), so
+that "the top third" lines up across a 6-layer and a 12-layer model and the curves can be
+compared in one glance (hover shows each point's real layer). The static space, where shown,
+sits left of layer 0 at a tick named "static".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from probing.contextual import OccurrenceComparison
+
+# d3 category10: one colour per model / pair / sense, readable on white.
+COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+)  # fmt: skip
+MODEL_DASH = ("solid", "dash", "dot")
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), hovermode="closest")
+
+
+def colour(i: int) -> str:
+    return COLOURS[i % len(COLOURS)]
+
+
+def by_depth(tables: Sequence[pd.DataFrame]) -> bool:
+    """True when the models in ``tables`` differ in depth (x becomes relative depth)."""
+    depths = {int(t.loc[t["layer"] >= 0, "layer"].max()) for t in tables if len(t)}
+    return len(depths) > 1
+
+
+def _x(table: pd.DataFrame, depth: bool) -> np.ndarray:
+    """x of each row: layer index, or relative depth; static (layer -1) left of layer 0."""
+    layer = table["layer"].to_numpy(dtype=float)
+    if depth:
+        return np.where(layer < 0, -0.15, table["depth"].to_numpy(dtype=float))
+    return layer
+
+
+def _layer_axis(fig: go.Figure, tables: Sequence[pd.DataFrame], depth: bool, static: bool,
+                row: int | None = None, col: int | None = None) -> None:  # fmt: skip
+    """Tick labels: layer names (or depths) and "static" where the static point sits."""
+    if depth:
+        vals = [0.0, 0.25, 0.5, 0.75, 1.0]
+        text = ["0 (input)", "0.25", "0.5", "0.75", "1 (top)"]
+        title = "relative depth (layer / number of layers)"
+        if static:
+            vals, text = [-0.15, *vals], ["static", *text]
+    else:
+        # Numbers only (names are in the hover): long names collide under narrow subplots.
+        t = tables[0]
+        vals = sorted(int(v) for v in t.loc[t["layer"] >= 0, "layer"].unique())
+        text = [str(v) for v in vals]
+        title = "layer (0 = input layer)"
+        if static:
+            vals, text = [-1, *vals], ["static", *text]
+    fig.update_xaxes(tickvals=vals, ticktext=text, title_text=title, row=row, col=col)
+
+
+# -- compare occurrences ------------------------------------------------------------------
+
+
+def similarity_by_layer_figure(
+    comparisons: Sequence[OccurrenceComparison], show: str = "mean", height: int = 420
+) -> go.Figure:
+    """Cosine between occurrences per layer, with each model's static similarity as the
+    reference line.
+
+    Args:
+        comparisons: one per model (same sentences and target).
+        show: ``mean`` (the mean over pairs) or ``pairs`` (one line per pair).
+    """
+    tables = [c.pair_table() for c in comparisons]
+    depth = by_depth(tables)
+    fig = go.Figure()
+    for m, (comp, table) in enumerate(zip(comparisons, tables, strict=True)):
+        dash = MODEL_DASH[m % len(MODEL_DASH)]
+        wanted = ["mean over pairs"] if show == "mean" else [p for p in table["pair"].unique() if p != "mean over pairs"]
+        for p, pair in enumerate(wanted):
+            rows = table[table["pair"] == pair]
+            name = f"{comp.model}: {pair}" if len(comparisons) > 1 or show != "mean" else f"{comp.model}: contextual"
+            fig.add_trace(go.Scatter(
+                x=_x(rows, depth), y=rows["cosine"], mode="lines+markers", name=name,
+                line=dict(color=colour(p if show != "mean" else m), dash=dash),
+                customdata=np.stack([rows["layer_name"], rows["pair"]], axis=1),
+                hovertemplate="%{customdata[1]}<br>%{customdata[0]}: cos %{y:.3f}<extra>" + comp.model + "</extra>",
+            ))  # fmt: skip
+        ref = table[table["pair"] == "mean over pairs"]
+        xs = _x(ref, depth)
+        fig.add_trace(go.Scatter(
+            x=[xs.min(), xs.max()], y=[ref["static_cosine"].iloc[0]] * 2, mode="lines",
+            name=f"{comp.model}: static (reference)",
+            line=dict(color="#444444", dash="dot" if m == 0 else "dashdot", width=2),
+            hovertemplate="static vectors: cos %{y:.3f}<extra>" + comp.model + "</extra>",
+        ))  # fmt: skip
+    # Cosines of one word's occurrences sit high (0.5–1); a 0-based axis would flatten them.
+    lo = min(float(t["cosine"].min()) for t in tables)
+    fig.update_layout(
+        title="Cosine similarity between occurrences, by layer",
+        yaxis=dict(title="cosine similarity", range=[np.floor((lo - 0.05) * 10) / 10, 1.02]),
+        legend=dict(orientation="h", y=-0.25), height=height, **_LAYOUT,
+    )
+    _layer_axis(fig, tables, depth, static=False)
+    return fig
+
+
+def occurrence_heatmap_figure(comparison: OccurrenceComparison, layer: int, height: int = 420) -> go.Figure:
+    """All occurrence pairs' cosine at one layer (-1 = static) as an annotated heatmap."""
+    sim = comparison.static_similarity if layer < 0 else comparison.similarity[layer]
+    labels = comparison.short_labels
+    if layer < 0:
+        name = "static vectors"
+    else:
+        own = comparison.layer_names[layer]
+        name = f"layer {layer}" + ("" if own == f"layer {layer}" else f" ({own})")
+    fig = go.Figure(go.Heatmap(
+        z=sim, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale="Viridis",
+        text=np.round(sim, 2), texttemplate="%{text:.2f}", colorbar=dict(title="cos"),
+        customdata=np.array(comparison.labels, dtype=object)[None, :].repeat(len(labels), 0),
+        hovertemplate="%{y} × %{x}<br>cos %{z:.3f}<extra></extra>",
+    ))  # fmt: skip
+    fig.update_layout(title=f"{comparison.model}: {name}", height=height,
+                      yaxis=dict(autorange="reversed"), **_LAYOUT)  # fmt: skip
+    return fig
+
+
+# -- sense geometry -----------------------------------------------------------------------
+
+
+def sense_map_figure(
+    coords: np.ndarray,
+    senses: Sequence[str],
+    glosses: dict[str, str],
+    contexts: Sequence[str],
+    user_coords: np.ndarray | None = None,
+    user_labels: Sequence[str] = (),
+    title: str = "",
+    height: int = 520,
+) -> go.Figure:
+    """Occurrences in 2-D, one colour per sense (legend = sense key + gloss), the user's
+    own occurrences as large black stars.
+
+    Args:
+        coords: (n, 2) map coordinates of the corpus occurrences.
+        senses: (n,) sense keys.
+        glosses: sense key -> WordNet definition (hover and legend).
+        contexts: (n,) context snippets (hover).
+        user_coords: (m, 2) the user's occurrences, or None.
+        user_labels: (m,) their labels.
+    """
+    fig = go.Figure()
+    order = [k for k, _ in pd.Series(list(senses)).value_counts().items()]
+    sen = np.asarray(senses)
+    for s, key in enumerate(order):
+        mask = sen == key
+        gloss = glosses.get(key, "")
+        short = gloss if len(gloss) <= 48 else gloss[:47] + "…"
+        fig.add_trace(go.Scatter(
+            x=coords[mask, 0], y=coords[mask, 1], mode="markers",
+            name=f"{key} ({int(mask.sum())}): {short}",
+            marker=dict(size=9, color=colour(s), opacity=0.8, line=dict(width=0.5, color="white")),
+            customdata=np.array([[key, gloss, c] for c, m in zip(contexts, mask, strict=True) if m], dtype=object),
+            hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<br><i>%{customdata[2]}</i><extra></extra>",
+        ))  # fmt: skip
+    if user_coords is not None and len(user_coords):
+        fig.add_trace(go.Scatter(
+            x=user_coords[:, 0], y=user_coords[:, 1], mode="markers+text", name="your sentences",
+            marker=dict(size=18, symbol="star", color="black", line=dict(width=1, color="white")),
+            text=[lab.split(":", 1)[0] for lab in user_labels], textposition="top center",
+            customdata=np.array(list(user_labels), dtype=object),
+            hovertemplate="<b>your sentence</b><br>%{customdata}<extra></extra>",
+        ))  # fmt: skip
+    fig.update_layout(
+        title=title, height=height, legend=dict(orientation="h", y=-0.12, font=dict(size=11)),
+        xaxis=dict(showticklabels=False, title=""), yaxis=dict(showticklabels=False, title=""),
+        **_LAYOUT,
+    )
+    return fig
+
+
+def separability_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go.Figure:
+    """1-NN sense accuracy and silhouette per layer (static first), one line per model,
+    with the random-neighbour chance level dotted."""
+    depth = by_depth(tables)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "1-NN sense accuracy (leave-one-out)", "silhouette (cosine)"))  # fmt: skip
+    for m, t in enumerate(tables):
+        model = t["model"].iloc[0]
+        xs = _x(t, depth)
+        for col, metric in ((1, "knn_accuracy"), (2, "silhouette")):
+            fig.add_trace(go.Scatter(
+                x=xs, y=t[metric], mode="lines+markers", name=model, legendgroup=model,
+                showlegend=col == 1, line=dict(color=colour(m)),
+                customdata=t["layer_name"], hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
+            ), row=1, col=col)  # fmt: skip
+        fig.add_trace(go.Scatter(
+            x=[xs.min(), xs.max()], y=[t["chance"].iloc[0]] * 2, mode="lines",
+            name=f"{model}: chance (random neighbour)", line=dict(color=colour(m), dash="dot", width=1),
+            hovertemplate="chance %{y:.3f}<extra></extra>",
+        ), row=1, col=1)  # fmt: skip
+    for col in (1, 2):
+        _layer_axis(fig, tables, depth, static=True, row=1, col=col)
+    fig.update_yaxes(range=[0, 1.02], row=1, col=1)
+    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.3, x=0), **_LAYOUT)
+    fig.update_layout(margin=dict(b=110))
+    return fig
+
+
+# -- contextuality ------------------------------------------------------------------------
+
+
+def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> go.Figure:
+    """Ethayarajh's three metrics per layer: raw value (solid) with its anisotropy baseline
+    (dotted) on top, the anisotropy-adjusted value (metric − baseline) below; one colour per
+    model, the static vectors left of layer 0."""
+    from probing.contextuality import METRICS
+
+    depth = by_depth(tables)
+    fig = make_subplots(
+        rows=2, cols=3, shared_xaxes=True, vertical_spacing=0.1,
+        subplot_titles=[*METRICS.values(), *(f"{v}, adjusted" for v in METRICS.values())],
+    )  # fmt: skip
+    for m, t in enumerate(tables):
+        model = t["model"].iloc[0]
+        xs = _x(t, depth)
+        for col, metric in enumerate(METRICS, start=1):
+            common = dict(customdata=t["layer_name"], legendgroup=model)
+            fig.add_trace(go.Scatter(
+                x=xs, y=t[metric], mode="lines+markers", name=model, showlegend=col == 1,
+                line=dict(color=colour(m)), hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
+                **common,
+            ), row=1, col=col)  # fmt: skip
+            fig.add_trace(go.Scatter(
+                x=xs, y=t[f"{metric}_baseline"], mode="lines", name=f"{model}: baseline",
+                showlegend=col == 1, line=dict(color=colour(m), dash="dot", width=1),
+                hovertemplate="%{customdata}: baseline %{y:.3f}<extra>" + model + "</extra>", **common,
+            ), row=1, col=col)  # fmt: skip
+            fig.add_trace(go.Scatter(
+                x=xs, y=t[f"{metric}_adjusted"], mode="lines+markers", name=model, showlegend=False,
+                line=dict(color=colour(m), dash="dash"),
+                hovertemplate="%{customdata}: adjusted %{y:.3f}<extra>" + model + "</extra>", **common,
+            ), row=2, col=col)  # fmt: skip
+    for row in (1, 2):
+        for col in (1, 2, 3):
+            _layer_axis(fig, tables, depth, static=True, row=row, col=col)
+            if row == 1:
+                fig.update_xaxes(title_text="", row=row, col=col)
+    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.12), **_LAYOUT)
+    return fig

@@ -1,0 +1,125 @@
+"""Feature extraction and its disk cache, on the real embedded model and real UD-EWT data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from probing.features import Features, extract_features, load_features, model_fingerprint
+
+N = 12  # sentences: enough for a few batches of different lengths, fast on a shared CPU
+
+
+class CountingEncoder:
+    """Wraps an encoder and counts its ``encode`` calls (same weights, same cache key)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.info = inner.info
+
+    def encode(self, *args, **kwargs):
+        self.calls += 1
+        return self.inner.encode(*args, **kwargs)
+
+    def fingerprint(self) -> str:
+        return model_fingerprint(self.inner)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _extract(encoder, **kw) -> Features:
+    return extract_features(encoder, "ud-ewt", "dev", "upos", max_sentences=N, batch_size=4, **kw)
+
+
+def test_second_call_is_served_from_cache(minilm, cache):
+    enc = CountingEncoder(minilm)
+    first = _extract(enc)
+    calls = enc.calls
+    assert calls == 3  # 12 sentences in batches of 4
+    second = _extract(enc)
+    assert enc.calls == calls  # the encoder did not run again
+    assert first.layers.shape == second.layers.shape == (7, first.n_words, 384)
+    assert first.layers.dtype == np.float16
+    np.testing.assert_array_equal(first.layers, second.layers)
+    np.testing.assert_array_equal(first.static, second.static)
+    np.testing.assert_array_equal(first.labels, second.labels)
+    assert first.key == second.key and (first.path / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "overwrite", "manifest"])
+def test_damaged_entry_is_detected_and_rebuilt(minilm, cache, damage):
+    enc = CountingEncoder(minilm)
+    good = _extract(enc)
+    reference = np.array(good.layers)
+    path = good.path / "layers.npy"
+    del good
+    if damage == "truncate":
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size // 2)
+    elif damage == "overwrite":  # same size, different bytes: only the checksum can tell
+        size = path.stat().st_size
+        with open(path, "r+b") as f:
+            f.seek(size - 4096)
+            f.write(b"\x7f" * 4096)
+    else:
+        (path.parent / "manifest.json").write_text("{not json", encoding="utf-8")
+    calls = enc.calls
+    with pytest.warns(UserWarning, match="damaged"):
+        rebuilt = _extract(enc)
+    assert enc.calls > calls  # rebuilt by running the encoder again
+    np.testing.assert_array_equal(np.asarray(rebuilt.layers), reference)
+    load_features(rebuilt.path)  # and the new entry is sound
+
+
+def test_length_sorted_batches_give_the_same_vectors_as_original_order(minilm, cache):
+    feats = _extract(minilm)
+    from probing.features import read_sentences
+
+    by_id = {s.sent_id: s for s in read_sentences("ud-ewt", "dev")}
+    chosen = [by_id[i] for i in feats.sent_ids]  # the sample, in data-set order
+    # Encode one at a time, in data-set order: no padding, no sorting.
+    direct = minilm.encode([s.words for s in chosen], batch_size=1, windowed=True)
+    expected = np.concatenate([e.layers for e in direct], axis=1)  # (7, n_words, dim)
+    assert expected.shape == feats.layers.shape
+    np.testing.assert_allclose(feats.layers.astype(np.float32), expected, atol=2e-2, rtol=1e-2)
+    assert list(feats.words) == [w for s in chosen for w in s.words]
+    assert list(feats.labels) == [t for s in chosen for t in s.labels["upos"]]
+
+
+def test_progress_reaches_total_and_layer_subsets(minilm, cache):
+    seen: list[tuple[int, int]] = []
+    feats = _extract(minilm, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (N, N)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # A subset of layers is served from the all-layers entry (no new folder), in order.
+    before = sorted(p.name for p in (cache / "features").iterdir())
+    sub = _extract(minilm, layers=[-1, 0, 3])
+    assert sub.layer_ids == (0, 3, 6) and sub.layers.shape[0] == 3
+    np.testing.assert_array_equal(sub.layer(6), feats.layer(6))
+    assert sorted(p.name for p in (cache / "features").iterdir()) == before
+    with pytest.raises(ValueError, match="does not exist"):
+        _extract(minilm, layers=[7])
+
+
+def test_cache_key_and_views(minilm, cache):
+    a = _extract(minilm)
+    b = extract_features(minilm, "ud-ewt", "dev", "upos", pooling="mean", max_sentences=N)
+    assert a.key != b.key  # pooling is part of the key
+    manifest = json.loads((a.path / "manifest.json").read_text())
+    assert manifest["max_sentences"] == N and "layers.npy" in manifest["files"]
+    # Views: a label field keeps only words that carry it; select/subsample keep rows aligned.
+    punct = a.select(a.labels == "PUNCT")
+    assert set(punct.labels) == {"PUNCT"}
+    np.testing.assert_array_equal(punct.layer(2), a.layer(2)[a.labels == "PUNCT"])
+    small = a.subsample(10, seed=1)
+    assert small.n_words == 10 and small.layer(0).shape == (10, 384)
+    np.testing.assert_array_equal(
+        small.static, a.static[np.isin(np.arange(a.n_words), small._rows)]
+    )
