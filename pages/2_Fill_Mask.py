@@ -6,6 +6,7 @@ import html
 
 import streamlit as st
 
+from probing import config
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.fill_mask import (
@@ -79,6 +80,7 @@ text = st.text_area(
     value=EXAMPLE,
     key="fill_mask_text",
     height=80,
+    max_chars=config.limits().max_chars,
     help=f"Up to {DEFAULT_MAX_MASKS} masks. [MASK], [mask] and <mask> all work; each model "
     "gets its own mask token. Press Ctrl+Enter to apply.",
 )

@@ -43,8 +43,19 @@ def page(browser):
 
 
 def shoot(page, name: str) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside its main section, so the viewport
+    is first made as tall as that section's content."""
     SHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        """() => Math.max(...Array.from(document.querySelectorAll(
+            '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
+            .map(e => e.scrollHeight), document.body.scrollHeight)"""
+    )
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(800)  # plotly re-lays out on resize
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
 
 
 def test_home_page(server, page):
@@ -55,3 +66,63 @@ def test_home_page(server, page):
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
     shoot(page, "home")
+
+
+def plot_count(page) -> int:
+    return page.locator(".js-plotly-plot").count()
+
+
+def type_into(page, label: str, text: str) -> None:
+    """Replace a text area's content and apply it (Ctrl+Enter), as a user does."""
+    box = page.get_by_label(label, exact=True).first
+    box.click()
+    box.fill(text)
+    box.press("Control+Enter")
+    page.wait_for_timeout(300)
+    wait_for_app(page)
+
+
+def test_static_vs_contextual_page(server, page):
+    page.goto(f"{server}/Static_vs_Contextual")
+    wait_for_app(page)
+    type_into(
+        page,
+        "Sentences, one per line",
+        "The bank raised interest rates.\nWe fished from the river bank.\nThe bank of fog rolled in.",
+    )
+    assert plot_count(page) >= 2  # similarity by layer + pair heatmap
+    body = page.inner_text("body")
+    assert "S3" in body and "bank" in body
+    assert not exception_texts(page)
+    shoot(page, "static_vs_contextual")
+
+
+def test_fill_mask_page(server, page):
+    page.goto(f"{server}/Fill_Mask")
+    wait_for_app(page)
+    type_into(page, "Text", "I went [MASK] the store to buy some [MASK] .")
+    assert plot_count(page) >= 4  # per mask: top-k bars, layer heatmap, rank line
+    assert "mask 2" in page.inner_text("body")
+    assert not exception_texts(page)
+    shoot(page, "fill_mask")
+
+
+def test_fill_mask_bad_input_is_a_message(server, page):
+    page.goto(f"{server}/Fill_Mask")
+    wait_for_app(page)
+    type_into(page, "Text", "There is no mask here.")
+    assert "[MASK]" in page.inner_text('[data-testid="stAlert"]')
+    assert not exception_texts(page)
+
+
+def test_attention_page(server, page):
+    page.goto(f"{server}/Attention")
+    wait_for_app(page)
+    type_into(page, "Sentence", "The animal didn't cross the street because it was too tired.")
+    assert plot_count(page) >= 1  # head view
+    shoot(page, "attention_head_view")
+    page.get_by_text("Model view", exact=True).click()
+    wait_for_app(page)
+    assert plot_count(page) >= 2  # layers x heads grid + the selected head
+    assert not exception_texts(page)
+    shoot(page, "attention_model_view")

@@ -1,0 +1,278 @@
+"""The Probing page, driven by streamlit's AppTest (no browser, offline), and its figures.
+
+Every page test gets an empty feature/results cache, so "precomputed" means the committed
+``results/`` files and a run really extracts and fits.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from probing.probes.run import COLUMNS, ProbeResults
+
+REPO = Path(__file__).resolve().parent.parent
+PAGE = str(REPO / "pages" / "4_Probing.py")
+PRECOMPUTED = REPO / "results" / "minilm-l6__ud-ewt__pos.json"
+CUSTOM = "Other (hub id or local folder)…"
+
+
+@pytest.fixture(autouse=True)
+def empty_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
+
+
+@pytest.fixture
+def no_computation(monkeypatch):
+    """Any feature extraction or probe run fails the test."""
+    import probing.features
+    import probing.probes.run
+    import probing.upload
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the page computed something")
+
+    monkeypatch.setattr(probing.features, "extract_features", refuse)
+    monkeypatch.setattr(probing.probes.run, "extract_features", refuse)
+    monkeypatch.setattr(probing.probes.run, "probe_layers", refuse)
+    monkeypatch.setattr(probing.upload, "probe_upload", refuse)
+
+
+def page(models: list[str] | None = None, custom: str | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    if models is not None:
+        at.session_state["models"] = models
+    if custom is not None:
+        at.session_state["models_custom"] = custom
+    return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def text(at: AppTest) -> str:
+    return " ".join(m.value for m in [*at.markdown, *at.caption, *at.info, *at.code])
+
+
+def run_button(at: AppTest):
+    return at.button(key="probe_run")
+
+
+def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_computation):
+    assert PRECOMPUTED.is_file()
+    start = time.perf_counter()
+    at = page().run()  # the model is loaded already (fixture), as after the home page
+    elapsed = time.perf_counter() - start
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert elapsed < 60, elapsed  # generous: CI machines are shared; nothing heavy runs
+    curve = charts(at)[0]
+    assert "minilm-l6 · ud-ewt · pos" in curve["layout"]["title"]["text"]
+    names = [t.get("name", "") for t in curve["data"]]
+    assert any("linear probe" in n for n in names) and any("control" in n for n in names)
+    assert any("selectivity" in n for n in names)
+    notes = text(at)
+    assert "precomputed results" in notes and "python -m probing probe --model minilm-l6" in notes
+    assert run_button(at).label == "Run again"
+    assert len(charts(at)) == 2  # the curve and the scalar-mix weights
+    assert at.multiselect(key="probe_layers").value == list(range(7))
+    table = at.dataframe[0].value
+    assert list(table["layer"]) == list(range(7))
+
+
+def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypatch):
+    from streamlit.delta_generator import DeltaGenerator
+
+    texts: list[str] = []
+    real_progress = DeltaGenerator.progress
+
+    def spy(self, value, text=None, **kwargs):  # noqa: ANN001, ANN202 - records the bar's text
+        texts.append(text or "")
+        return real_progress(self, value, text=text, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "progress", spy)
+    at = page().run()
+    at.slider(key="probe_train").set_value(60)
+    at.multiselect(key="probe_layers").set_value([0, 2])
+    at.number_input(key="probe_eval").set_value(30)
+    at.run()
+    assert run_button(at).label == "Run"  # the precomputed run had other settings
+    run_button(at).click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    # one bar: extraction (train, dev, test) first, then fitting
+    stages = [t.split(": ", 1)[1].rsplit(",", 1)[0] for t in texts if t.startswith("minilm-l6")]
+    seen = list(dict.fromkeys(stages))
+    assert seen == [
+        "extracting features: training sentences",
+        "extracting features: dev sentences",
+        "extracting features: test sentences",
+        "fitting probes",
+    ], seen
+    assert "run in this app with these settings (60 training sentences" in text(at)
+    curve = charts(at)[0]
+    probe = next(t for t in curve["data"] if "linear probe" in t.get("name", ""))
+    assert probe["x"] == [0, 2]
+    assert list(at.dataframe[0].value["layer"]) == [0, 2]
+    mix = charts(at)[1]
+    assert [str(x) for x in mix["data"][0]["x"]] == ["0", "2"]
+    labels = [b.label for b in at.get("download_button")]
+    assert {"CSV", "JSON"} <= set(labels) and ({"PNG"} & set(labels) or {"HTML"} & set(labels))
+
+    # A new session with the same settings: shown at once from the stored run.
+    import probing.probes.run
+
+    monkeypatch.setattr(probing.probes.run, "probe_layers", lambda *a, **k: 1 / 0)
+    again = page()
+    again.session_state["probe_train"] = 60
+    again.session_state["probe_layers"] = [0, 2]
+    again.session_state["probe_eval"] = 30
+    again.run()
+    assert not again.exception and not again.error
+    assert "run in this app" in text(again) and run_button(again).label == "Run again"
+
+
+def test_demo_mode_caps_the_training_size(minilm, monkeypatch, no_computation):
+    monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
+    from probing import config
+
+    at = page().run()
+    assert not at.exception
+    slider = at.slider(key="probe_train")
+    assert slider.max == config.limits().max_probe_train_sentences == 2000
+    assert slider.value <= 2000
+    monkeypatch.delenv("CONTEXTLENS_DEMO")
+    full = page().run()
+    assert full.slider(key="probe_train").max == 20_000
+
+
+def test_malformed_upload_gives_one_error_naming_the_line(minilm, no_computation):
+    at = page().run()
+    bad = "1\tHello\thello\tINTJ\tUH\t_\t0\troot\t_\t_\n2\tworld\tworld\tNOUN\n"
+    at.get("file_uploader")[0].set_value(("bad.conllu", bad.encode(), "text/plain"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1, [e.value for e in at.error]
+    assert at.error[0].value.startswith("Line 2:") and "found 4" in at.error[0].value
+    assert "probe_upload_run" not in [b.key for b in at.button]  # no run offered
+
+
+def test_a_small_upload_is_probed(minilm, data_dir):
+    lines = (data_dir / "ud-english-ewt" / "en_ewt-ud-dev.conllu").read_text().split("\n\n")
+    data = ("\n\n".join(lines[:30]) + "\n").encode()
+    at = page().run()
+    at.multiselect(key="probe_layers").set_value([0, 6])
+    at.get("file_uploader")[0].set_value(("mine.conllu", data, "text/plain"))
+    at.run()
+    assert "**mine.conllu**: 30 sentences" in text(at) and "24 to train" in text(at)
+    at.button(key="probe_upload_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    titles = [c["layout"]["title"]["text"] for c in charts(at) if "title" in c["layout"]]
+    assert any("upload:mine.conllu" in t for t in titles)
+
+
+def test_missing_data_folder_says_how_to_get_it(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_DATA_DIR", str(tmp_path / "no-data"))
+    at = page().run()
+    assert not at.error  # the precomputed results need no data
+    run_button(at).click().run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "Data set 'ud-ewt' not found" in message
+    assert "python -m probing data download ud-ewt" in message
+
+
+def test_a_model_that_fails_to_load_gets_the_pickers_message(minilm, tmp_path, no_computation):
+    at = page(["minilm-l6", CUSTOM], custom=str(tmp_path / "no-such-model")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("Could not load")
+    assert charts(at)  # the model that loaded is still shown
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+def fake_results(model: str, depth: int, task: str = "pos", shift: float = 0.0) -> ProbeResults:
+    metric = "f1" if task == "wsd" else "accuracy"
+    rows = []
+    for layer in range(depth + 1):
+        v = 0.7 + 0.2 * layer / depth + shift
+        rows.append({"model": model, "task": task, "dataset": "d", "split": "test",
+                     "probe": "1nn" if task == "wsd" else "linear", "layer": layer,
+                     "metric": metric, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01,
+                     "control": float("nan") if task == "wsd" else 0.5,
+                     "selectivity": float("nan") if task == "wsd" else v - 0.5, "n": 100})  # fmt: skip
+    base = ("first_sense", "static_1nn") if task == "wsd" else ("majority", "word_type", "static")
+    for probe in base:
+        v = 0.6 + (shift if probe.startswith("static") else 0.0)
+        rows.append({"model": model, "task": task, "dataset": "d", "split": "test", "probe": probe,
+                     "layer": None, "metric": metric, "value": v, "ci_low": v, "ci_high": v,
+                     "control": float("nan"), "selectivity": float("nan"), "n": 100})  # fmt: skip
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table["layer"] = table["layer"].astype("Int64")
+    mix = None if task == "wsd" else {
+        "layers": list(range(depth + 1)), "weights": [1 / (depth + 1)] * (depth + 1),
+        "gamma": 1.0, "expected_layer": depth / 2, "accuracy": 0.9}  # fmt: skip
+    return ProbeResults(model, task, "d", table, mix, depth / 2,
+                        {"layer_names": [f"layer {i}" for i in range(depth + 1)]})  # fmt: skip
+
+
+def test_overlay_uses_relative_depth_when_depths_differ():
+    from probing.figures.probing_page import overlay_curves, probing_figure, uses_relative_depth
+
+    elmo, bert = fake_results("elmo", 2), fake_results("bert", 6, shift=0.02)
+    assert uses_relative_depth([elmo, bert]) and not uses_relative_depth([bert, bert])
+    fig = probing_figure([elmo, bert]).to_plotly_json()
+    lines = [t for t in fig["data"] if "linear probe (accuracy)" in t.get("name", "")]
+    assert [list(t["x"]) for t in lines] == [
+        [0, 0.5, 1.0],
+        [0, 1 / 6, 2 / 6, 0.5, 4 / 6, 5 / 6, 1.0],
+    ]
+    assert "relative depth" in fig["layout"]["xaxis"]["title"]["text"]
+    shapes = fig["layout"]["shapes"]
+    # centre of gravity per model (relative), the shared baselines once, static per model
+    assert sorted(s["x0"] for s in shapes if s["type"] == "line" and s["x0"] == s["x1"]) == [
+        0.5,
+        0.5,
+    ]
+    texts = [a["text"] for a in fig["layout"]["annotations"]]
+    assert sum("centre of gravity" in t for t in texts) == 2
+    names = [t.get("name", "") for t in fig["data"]]
+    assert sum("majority label" in n for n in names) == 1  # the same for both: drawn once
+    assert sum("static vectors" in n for n in names) == 2  # one per model
+    same = overlay_curves([bert, fake_results("other", 6)]).to_plotly_json()
+    assert same["layout"]["xaxis"]["title"]["text"].startswith("layer")
+
+
+def test_wsd_figure_has_f1_and_first_sense_and_no_mix():
+    from probing.figures.probing_page import mix_weights_figure, probing_figure
+
+    wsd = fake_results("m", 6, task="wsd")
+    fig = probing_figure([wsd]).to_plotly_json()
+    assert fig["layout"]["yaxis"]["title"]["text"] == "F1"
+    assert any("WordNet first sense" in a["text"] for a in fig["layout"]["annotations"])
+    assert mix_weights_figure([wsd]) is None
+
+
+def test_downloads_round_trip(tmp_path):
+    from probing.figures.probing_page import results_csv, results_json
+
+    one, two = fake_results("a", 2), fake_results("b", 6)
+    # One run: the CLI's JSON format, which ProbeResults.from_json reads back.
+    (tmp_path / "one.json").write_text(results_json([one]))
+    back = ProbeResults.from_json(tmp_path / "one.json")
+    assert back.model == "a" and len(back.table) == len(one.table)
+    assert [d["model"] for d in json.loads(results_json([one, two]))] == ["a", "b"]
+    csv = pd.read_csv(io.StringIO(results_csv([one, two])))
+    assert list(csv.columns) == COLUMNS and set(csv["model"]) == {"a", "b"}
