@@ -15,10 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from probing import config
 from probing.cli_probe import output_stem
+from probing.datasets import Sentence
 from probing.features import model_fingerprint
 from probing.figures.attention import figure_bytes, image_export_available
 from probing.figures.probing_page import (
@@ -32,7 +35,13 @@ from probing.figures.probing_page import (
 )
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults, probe_layers
 from probing.probes.tasks import TASKS
-from probing.upload import TEST_EVERY, probe_upload, read_conllu_upload
+from probing.upload import (
+    MAX_TEST_WORDS,
+    MAX_TRAIN_WORDS,
+    TEST_EVERY,
+    probe_upload,
+    read_conllu_upload,
+)
 from ui.common import friendly_errors, get_encoder, model_picker, page_header
 from ui.jobs import heavy_job
 
@@ -41,11 +50,20 @@ st.set_page_config(page_title="Probing · ContextLens", page_icon="🔎", layout
 LIMITS = config.limits()
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 TASK_LABELS = {
-    "pos": "UPOS (universal part of speech) · UD-EWT",
-    "xpos": "XPOS (Penn Treebank tags) · UD-EWT",
-    "ptb-pos": "PTB part of speech · SemCor",
-    "supersense": "WordNet supersense · SemCor",
+    "pos": "UPOS · UD-EWT",
+    "xpos": "XPOS (PTB tags) · UD-EWT",
+    "ptb-pos": "PTB POS · SemCor",
+    "supersense": "Supersense · SemCor",
     "wsd": "Word sense (WSD) · SemCor",
+}
+TASK_NOTES = {  # what the probe predicts, in the words of the data set it runs on
+    "pos": "The 17 universal part-of-speech tags of UD-EWT (syntax).",
+    "xpos": "The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
+    "ptb-pos": "Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most forms).",
+    "supersense": "The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
+    "sense-tagged SemCor words: coarse semantics.",
+    "wsd": "The WordNet 3.0 sense of each SemCor word, by 1-nearest-neighbour to training "
+    "sense centroids; scored by F1, with WordNet's first sense as the baseline (fine semantics).",
 }
 MIN_TRAIN = 20
 # Where a run spends its time, for one progress bar over all stages and models.
@@ -105,8 +123,8 @@ def save_results(results: ProbeResults, path: Path) -> None:
 
 
 def progress_callback(
-    bar, model: str, index: int, n_models: int
-) -> Callable[[str, int, int], None]:  # noqa: ANN001
+    bar: DeltaGenerator, model: str, index: int, n_models: int
+) -> Callable[[str, int, int], None]:
     """(stage, done, total) -> one bar over every model's extraction then fitting."""
 
     def report(stage: str, done: int, total: int) -> None:
@@ -121,7 +139,7 @@ def progress_callback(
     return report
 
 
-def downloads(results: Sequence[ProbeResults], fig, stem: str, key: str) -> None:  # noqa: ANN001
+def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: str) -> None:
     """CSV, JSON and PNG (HTML where no Chrome can render PNG), made only when clicked."""
     cols = st.columns([1, 1, 1, 5])
     cols[0].download_button("CSV", data=lambda: results_csv(results), file_name=f"{stem}.csv",
@@ -173,8 +191,10 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
                      "of all probed layers; the weights say which layers the task draws on.")  # fmt: skip
     elif wsd:
         right.caption("WSD uses nearest sense centroids per layer, so there is no scalar mix.")
-    right.dataframe(layer_table(results), hide_index=True, key=f"{key}_table",
-                    column_config={"n": st.column_config.NumberColumn("test words")})  # fmt: skip
+    table = layer_table(results)
+    three = {c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[2:-1]}
+    right.dataframe(table, hide_index=True, key=f"{key}_table",
+                    column_config={**three, "n": st.column_config.NumberColumn("test words")})  # fmt: skip
     downloads(results, fig, stem, key)
 
 
@@ -194,7 +214,7 @@ task_name = a.selectbox(
 )
 task = TASKS[task_name]
 dataset = task.default_dataset
-a.caption(task.description)
+a.caption(TASK_NOTES.get(task.name, task.description))
 
 # Layers: 0 … the deepest picked model's top layer; a shallower model probes those it has.
 options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
@@ -264,12 +284,14 @@ with friendly_errors("Loading results"):
                 current.add(name)
                 note = f"**{name}**: precomputed results (`results/{pre.name}`), made with"
             else:
+                n_pre = res.meta.get("max_train_sentences")
+                layers_pre = res.meta.get("layers", [])
                 note = (
                     f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
-                    f"({res.meta.get('max_train_sentences')} training sentences, layers "
-                    f"{', '.join(map(str, res.meta.get('layers', [])))}, all dev/test sentences); "
-                    "press Run for yours. Made with"
-                )
+                    f"({'all' if n_pre is None else n_pre} training sentences, "
+                    + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
+                    + ", all dev/test sentences); press Run for yours. Made with"
+                )  # fmt: skip
             notes.append((note, res.meta.get("command")))
         else:
             notes.append((f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
@@ -323,14 +345,16 @@ st.caption(
     f"Upload a CoNLL-U file (UTF-8, up to {max_mb:g} MB) with UPOS tags in the 4th column. Every "
     f"{TEST_EVERY}th sentence (the 5th, 10th, … in file order) is held out for testing, the "
     "others train the probes (80/20); the same layers and training-sentence cap as above "
-    "apply. Probes choose their regularisation on 10 % of the training words."
+    f"apply, and at most {MAX_TRAIN_WORDS:,} training and {MAX_TEST_WORDS:,} test words (the "
+    "first sentences) are encoded. Probes choose their regularisation on 10 % of the training "
+    "words."
 )
 upload = st.file_uploader("CoNLL-U file", type=["conllu", "conll", "txt"], key="probe_upload",
                           max_upload_size=max(1, math.ceil(max_mb)))  # fmt: skip
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def read_upload(data: bytes, name: str) -> list:
+def read_upload(data: bytes, name: str) -> list[Sentence]:
     return read_conllu_upload(data, LIMITS.max_upload_bytes, name=name)
 
 
@@ -357,6 +381,7 @@ if upload is not None:
                     runs.append(probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
                                              progress=progress_callback(bar, name, i, len(configs)),
                                              name=upload.name))  # fmt: skip
+                done.clear()  # keep one upload's results per session, not every one tried
                 done[key] = runs
             bar.empty()
         if key in done:

@@ -16,6 +16,11 @@ from probing.errors import ContextLensError
 COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("probing.cli_models", "list the registry's models"),
     "encode": ("probing.cli_models", "encode a sentence and print per-layer shapes"),
+    "probe": (
+        "probing.cli_probe",
+        "probe every layer for a task (pos, xpos, ptb-pos, supersense, wsd) -> CSV/JSON/HTML",
+    ),
+    "data": ("probing.cli_data", "list the data sets (licence, present?, path) or download one"),
     "attention-stats": (
         "probing.cli_attention",
         "attention head statistics (Clark et al. 2019) over a corpus sample -> CSV/JSON/HTML",
@@ -51,6 +56,11 @@ def _module_arguments(module: str, command: str):
         mod = importlib.import_module(module)
         adder = getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
         adder(p)
+        if "--data-dir" not in p._option_string_actions:  # accept it after the command too
+            p.add_argument(
+                "--data-dir", default=argparse.SUPPRESS,
+                help="data folder (default: $CONTEXTLENS_DATA_DIR)",
+            )
 
     return add
 
@@ -63,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.data_dir:
+    if getattr(args, "data_dir", None):
         from probing.config import set_data_dir
 
         set_data_dir(args.data_dir)

@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     dl.add_argument("name", help="data set name (see `data list`), or 'all'")
     dl.add_argument("--base-url", help="mirror root laid out like the data folder")
     dl.add_argument("--force", action="store_true", help="fetch again even if present")
+    for q in (ls, dl):
+        q.add_argument("--data-dir", default=argparse.SUPPRESS, help="data folder")
 
 
 def run(args: argparse.Namespace) -> int:

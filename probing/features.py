@@ -571,6 +571,8 @@ def _build(
         # Longest first: stable order among equal lengths keeps runs reproducible.
         order = np.argsort(-lengths, kind="stable")
         total, done = len(sentences), 0
+        if progress is not None:
+            progress(0, total)  # so that a progress bar appears before the first batch
         reset = getattr(encoder, "reset_state", None)
         for start in range(0, total, batch_size):
             idx = order[start : start + batch_size]

@@ -73,17 +73,23 @@ def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> 
         Path(log.name).unlink(missing_ok=True)
 
 
+BUSY_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !app || app.getAttribute('data-test-script-state') === 'running'
+        || !!document.querySelector('[data-testid="stSpinner"], [data-stale="true"]');
+}"""
+
+
 def wait_for_app(page, timeout_ms: int = 180_000) -> None:
-    """Wait until the script run has finished: no spinner or running-status for 3 s."""
+    """Wait until the script run has finished: Streamlit marks its root with the script
+    state; idle (and no spinner or stale element) for 1.5 s counts as finished."""
     page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=timeout_ms)
-    busy = """() => !!document.querySelector(
-        '[data-testid="stSpinner"], [data-testid="stStatusWidget"], [data-stale="true"]')"""
     deadline = time.time() + timeout_ms / 1000
     quiet = 0
-    while quiet < 6:
+    while quiet < 3:
         if time.time() > deadline:
             raise TimeoutError("the app kept running")
-        quiet = 0 if page.evaluate(busy) else quiet + 1
+        quiet = 0 if page.evaluate(BUSY_JS) else quiet + 1
         page.wait_for_timeout(500)
 
 

@@ -6,6 +6,7 @@ exception boxes, and photographed into docs/screenshots/ (shown in the README).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,28 @@ def test_attention_page(server, page):
     assert plot_count(page) >= 2  # layers x heads grid + the selected head
     assert not exception_texts(page)
     shoot(page, "attention_model_view")
+
+
+def test_probing_page_runs_a_small_probe(server, page):
+    page.goto(f"{server}/Probing")
+    wait_for_app(page)
+    assert plot_count(page) >= 1  # the precomputed UPOS curve, shown without computing
+    assert "precomputed" in page.inner_text("body")
+    shoot(page, "probing")
+    # a small run: fewest training sentences, 60 dev/test sentences
+    thumb = page.get_by_role("slider").first
+    thumb.focus()
+    thumb.press("Home")
+    wait_for_app(page)
+    page.get_by_text("Evaluation", exact=True).click()
+    box = page.get_by_label("Dev and test sentences (0 = all)", exact=True)
+    box.fill("60")
+    box.press("Enter")
+    wait_for_app(page)
+    # "Run again" while the precomputed settings hold, "Run" once they differ
+    page.get_by_role("button", name=re.compile(r"^Run( again)?$")).click()
+    page.wait_for_timeout(1000)
+    wait_for_app(page, timeout_ms=300_000)
+    assert plot_count(page) >= 2  # layer curves + scalar-mix weights
+    assert "precomputed" not in page.inner_text("body").split("Your own data")[0]
+    assert not exception_texts(page)

@@ -96,7 +96,7 @@ def test_length_sorted_batches_give_the_same_vectors_as_original_order(minilm, c
 def test_progress_reaches_total_and_layer_subsets(minilm, cache):
     seen: list[tuple[int, int]] = []
     feats = _extract(minilm, progress=lambda d, t: seen.append((d, t)))
-    assert seen[-1] == (N, N)
+    assert seen[0] == (0, N) and seen[-1] == (N, N)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     # A subset of layers is served from the all-layers entry (no new folder), in order.
     before = sorted(p.name for p in (cache / "features").iterdir())

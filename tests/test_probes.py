@@ -261,3 +261,18 @@ def test_real_wsd_run_reports_f1_next_to_the_first_sense_baseline(minilm, cache)
     first = t[(t.probe == "first_sense") & (t.metric == "f1")]["value"].item()
     assert 0.2 < f1 <= 1 and 0.2 < first <= 1
     assert res.meta["n_test_instances"] > 50 and 0 < res.meta["test_seen_lemma_rate"] < 1
+
+
+def test_an_elmo_encoder_runs_through_the_same_pipeline(data_dir, cache):
+    """ELMo follows the encoder protocol: AllenNLP's tiny test ELMo, 3 layers of 32 dims."""
+    from probing.encoders.elmo import load_elmo
+
+    fixture = data_dir / "allennlp-elmo-fixture"
+    elmo = load_elmo((fixture / "options.json", fixture / "lm_weights.hdf5"), name="elmo-fixture")
+    res = probe_layers(
+        elmo, "pos", "ud-ewt", max_train_sentences=60, max_dev_sentences=20,
+        max_test_sentences=30, Cs=(0.1,), n_boot=50,
+    )  # fmt: skip
+    assert res.meta["layers"] == [0, 1, 2] and len(res.scalar_mix["weights"]) == 3
+    acc = res.layer_scores()
+    assert acc["value"].between(0, 1).all() and acc["selectivity"].notna().all()

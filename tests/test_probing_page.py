@@ -88,6 +88,18 @@ def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_co
     assert list(table["layer"]) == list(range(7))
 
 
+def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):
+    if not (REPO / "results" / "minilm-l6__semcor__wsd.json").is_file():
+        pytest.skip("no precomputed WSD results")
+    at = page().run()
+    at.selectbox(key="probe_task").set_value("wsd").run()
+    assert not at.exception and not at.error
+    (curve,) = charts(at)  # no scalar mix for WSD
+    assert curve["layout"]["yaxis"]["title"]["text"] == "F1"
+    assert any("WordNet first sense" in a["text"] for a in curve["layout"]["annotations"])
+    assert "control" not in at.dataframe[0].value.columns
+
+
 def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypatch):
     from streamlit.delta_generator import DeltaGenerator
 

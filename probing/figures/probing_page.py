@@ -181,7 +181,9 @@ def mix_weights_figure(results: Sequence[ProbeResults]) -> go.Figure | None:
         return None
     if len(results) == 1:
         fig = mix_weights_bar(results[0])
-        fig.update_layout(title=_mix_title(results[0]), title_font_size=14)
+        # The library's one-line title is cut off in a half-width column: two short lines.
+        fig.update_layout(title=f"Scalar-mix weights<br>{_mix_title(results[0], model=False)}",
+                          title_font_size=13, margin={"t": 80})  # fmt: skip
         return fig
     fig = go.Figure()
     for i, r in enumerate(results):
@@ -194,25 +196,27 @@ def mix_weights_figure(results: Sequence[ProbeResults]) -> go.Figure | None:
             hovertemplate=f"{r.model} layer %{{x}}: weight %{{y:.3f}}<extra></extra>",
         ))  # fmt: skip
     fig.update_layout(
-        title="<br>".join(_mix_title(r) for r in with_mix),
+        title="<br>".join(["Scalar-mix weights", *(_mix_title(r) for r in with_mix)]),
         title_font_size=13,
         barmode="group",
         xaxis={"title": "layer", "type": "category"},
         yaxis_title="softmax weight",
         template="plotly_white",
-        height=360,
-        margin={"t": 80},
+        height=380,
+        margin={"t": 100},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"},
     )
     return fig
 
 
-def _mix_title(r: ProbeResults) -> str:
+def _mix_title(r: ProbeResults, model: bool = True) -> str:
     m = r.scalar_mix or {}
-    return (
-        f"{r.model}: scalar mix accuracy {m.get('accuracy', float('nan')):.3f}, "
-        f"γ = {m.get('gamma', float('nan')):.2f}, expected layer {m.get('expected_layer', float('nan')):.2f}"
+    nan = float("nan")
+    text = (
+        f"accuracy {m.get('accuracy', nan):.3f} · γ {m.get('gamma', nan):.2f} · "
+        f"expected layer {m.get('expected_layer', nan):.2f}"
     )
+    return f"{r.model}: {text}" if model else text
 
 
 def layer_table(results: Sequence[ProbeResults], metric: str | None = None) -> pd.DataFrame:
@@ -225,7 +229,9 @@ def layer_table(results: Sequence[ProbeResults], metric: str | None = None) -> p
             (metric or r.metric): s["value"], "ci_low": s["ci_low"], "ci_high": s["ci_high"],
             "control": s["control"], "selectivity": s["selectivity"], "n": s["n"],
         }))  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+    table = pd.concat(frames, ignore_index=True)
+    # WSD has no control task: drop the empty columns rather than show a column of blanks.
+    return table.drop(columns=[c for c in ("control", "selectivity") if table[c].isna().all()])
 
 
 def headline(r: ProbeResults) -> str:

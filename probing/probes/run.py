@@ -136,10 +136,7 @@ class ProbeResults:
     def from_json(cls, path: str | Path) -> ProbeResults:
         """Read back what :meth:`to_json` wrote (e.g. the committed ``results/`` files)."""
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-        table = pd.DataFrame(d["results"], columns=COLUMNS)
-        table["layer"] = table["layer"].astype("Int64")
-        for col in ("value", "ci_low", "ci_high", "control", "selectivity"):
-            table[col] = table[col].astype(float)
+        table = _typed_table(d["results"])
         cog = d.get("centre_of_gravity")
         return cls(
             model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
@@ -215,10 +212,7 @@ def probe_layers(
         runner.run(max_train_words, tuple(Cs), scalar_mix, control)
     t_fit = time.perf_counter() - t1
 
-    table = pd.DataFrame(runner.rows, columns=COLUMNS)
-    table["layer"] = table["layer"].astype("Int64")
-    for col in ("value", "ci_low", "ci_high", "control", "selectivity"):
-        table[col] = table[col].astype(float)
+    table = _typed_table(runner.rows)
     per_layer = table[table["layer"].notna() & (table["metric"] == spec.metric)].sort_values(
         "layer"
     )
@@ -425,6 +419,15 @@ class _WsdRun(_Run):
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+
+def _typed_table(rows: list[dict]) -> pd.DataFrame:
+    """The tidy table with its dtypes: nullable int layers, float scores (NaN = none)."""
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table["layer"] = table["layer"].astype("Int64")
+    for col in ("value", "ci_low", "ci_high", "control", "selectivity"):
+        table[col] = table[col].astype(float)
+    return table
 
 
 def _json_value(v):  # noqa: ANN001, ANN202
