@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.browser import BUSY_JS, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
+
 def page_paths(root: Path) -> list[str]:
     """URL paths of the home page and each page in pages/ (Streamlit's naming)."""
     paths = [""]

@@ -25,12 +25,11 @@ from probing.attention import (
 )
 from probing.figures.attention import (
     attention_heatmap_figure,
-    figure_bytes,
     head_view_figure,
-    image_export_available,
     model_view_figure,
     statistics_figure,
 )
+from probing.figures.export import figure_bytes, image_export_available
 from ui.common import (
     friendly_errors,
     get_encoder,

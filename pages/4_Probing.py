@@ -23,7 +23,7 @@ from probing import config
 from probing.cli_probe import output_stem
 from probing.datasets import Sentence
 from probing.features import model_fingerprint
-from probing.figures.attention import figure_bytes, image_export_available
+from probing.figures.export import figure_bytes, image_export_available
 from probing.figures.probing_page import (
     headline,
     layer_table,

@@ -30,7 +30,7 @@ import pandas as pd
 
 from probing.encoders.base import Encoder, normalize_sentences
 from probing.encoding import Encoding
-from probing.errors import ContextLensError, InputTooLongError
+from probing.errors import InputTooLongError, NoAttentionError
 
 Level = Literal["piece", "word"]
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -39,9 +39,6 @@ ProgressFn = Callable[[int, int], None]  # (done, total)
 CLS_TOKENS = frozenset({"[CLS]", "<s>", "<cls>"})
 SEP_TOKENS = frozenset({"[SEP]", "</s>", "<sep>"})
 
-
-class NoAttentionError(ContextLensError):
-    """An encoding or encoder without attention weights (ELMo, or asked without them)."""
 
 
 # ----------------------------------------------------------------------------------------

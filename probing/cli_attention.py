@@ -31,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.attention import STATISTICS, corpus_statistics, sample_sentences
-    from probing.figures.attention import figure_bytes, statistics_figure
+    from probing.figures.attention import statistics_figure
+    from probing.figures.export import figure_bytes
     from probing.registry import load_encoder
 
     if args.n_sentences <= 0:

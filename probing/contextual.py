@@ -19,12 +19,7 @@ import pandas as pd
 
 from probing.encoders.base import Encoder, normalize_sentences, split_words
 from probing.encoding import Encoding
-from probing.errors import ContextLensError, EmptyInputError
-
-
-class TargetNotFoundError(ContextLensError, ValueError):
-    """The target word occurs in none of the sentences (or too few times to compare)."""
-
+from probing.errors import EmptyInputError, TargetNotFoundError
 
 # -- cosine -------------------------------------------------------------------------------
 

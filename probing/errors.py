@@ -69,3 +69,15 @@ class DataFormatError(ContextLensError, ValueError):
 
 class DemoModeError(ContextLensError, PermissionError):
     """Something the shared demo does not allow (paths, hub ids, oversize jobs)."""
+
+
+class TargetNotFoundError(ContextLensError, ValueError):
+    """The target word occurs in none of the sentences (or too few times to compare)."""
+
+
+class TooFewSensesError(ContextLensError, ValueError):
+    """A lemma with fewer than two senses (with enough occurrences) in SemCor."""
+
+
+class NoAttentionError(ContextLensError):
+    """An encoding or encoder without attention weights (ELMo, or asked without them)."""

@@ -28,7 +28,7 @@ import pandas as pd
 
 from probing.contextual import cosine_matrix, layer_names_of, unit_rows
 from probing.encoders.base import Encoder, ProgressFn
-from probing.errors import ContextLensError, EmptyInputError
+from probing.errors import EmptyInputError, TooFewSensesError
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
 SUGGESTED_LEMMAS: tuple[tuple[str, str], ...] = (
@@ -38,9 +38,6 @@ SUGGESTED_LEMMAS: tuple[tuple[str, str], ...] = (
 POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "r": "adverb"}
 _SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}  # 5 = adjective satellite
 
-
-class TooFewSensesError(ContextLensError, ValueError):
-    """A lemma with fewer than two senses (with enough occurrences) in SemCor."""
 
 
 # -- occurrences of a lemma in SemCor -----------------------------------------------------

@@ -302,7 +302,8 @@ def test_cli_writes_csv_html_and_json(tmp_path, data_dir):
 
 
 def test_figure_export(pieces):
-    from probing.figures.attention import figure_bytes, image_export_available, model_view_figure
+    from probing.figures.attention import model_view_figure
+    from probing.figures.export import figure_bytes, image_export_available
 
     fig = model_view_figure(attention_view(pieces, "word"))
     html = figure_bytes(fig, "html")

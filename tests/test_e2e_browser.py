@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, REPO, exception_texts, streamlit_server, wait_for_app
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REPO,
+    exception_texts,
+    streamlit_server,
+    wait_for_app,
+)
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "docs" / "screenshots"

@@ -249,9 +249,16 @@ def test_save_writes_the_original_format(tmp_path, encoder, sentences):
         np.testing.assert_array_equal(x.layers, y.layers)
 
 
-def test_folder_needs_options_and_exactly_one_hdf5(tmp_path):
+def test_folder_needs_options_and_exactly_one_weights_file(tmp_path):
+    # the fixture folder has five .hdf5 files; only lm_weights.hdf5 is named as weights
+    assert load_elmo(FIXTURE).info.source == str(FIXTURE)
+    two = tmp_path / "two"
+    two.mkdir()
+    shutil.copy(FILES[0], two / "options.json")
+    shutil.copy(FILES[1], two / "a.hdf5")
+    shutil.copy(FILES[1], two / "b.hdf5")
     with pytest.raises(ModelUnavailableError, match="exactly one"):
-        load_elmo(FIXTURE)  # the fixture folder has five .hdf5 files
+        load_elmo(two)
     folder = tmp_path / "m"
     folder.mkdir()
     shutil.copy(FILES[0], folder / "options.json")

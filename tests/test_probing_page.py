@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -68,12 +67,9 @@ def run_button(at: AppTest):
 
 def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_computation):
     assert PRECOMPUTED.is_file()
-    start = time.perf_counter()
     at = page().run()  # the model is loaded already (fixture), as after the home page
-    elapsed = time.perf_counter() - start
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    assert elapsed < 60, elapsed  # generous: CI machines are shared; nothing heavy runs
     curve = charts(at)[0]
     assert "minilm-l6 · ud-ewt · pos" in curve["layout"]["title"]["text"]
     names = [t.get("name", "") for t in curve["data"]]

@@ -3,8 +3,6 @@ financial vs river "bank" on minilm-l6."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -114,14 +112,12 @@ def test_projections_and_their_transform():
 
 
 @pytest.mark.slow
-def test_umap_of_2000_points_is_fast_once_warm():
+def test_umap_of_2000_points():
+    # speed is measured by bench/interactive.py, not asserted here
     warm_up_umap()
     x = np.random.default_rng(0).normal(size=(2000, 384)).astype(np.float32)
-    start = time.perf_counter()
     proj = project(x, "umap")
-    elapsed = time.perf_counter() - start
-    assert proj.coords.shape == (2000, 2)
-    assert elapsed < 30  # measured 2–3 s warm on 2 shared cores; generous for busy CI
+    assert proj.coords.shape == (2000, 2) and np.isfinite(proj.coords).all()
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import streamlit as st
 
@@ -18,6 +19,7 @@ from probing.registry import available_models, entry
 log = logging.getLogger("contextlens.ui")
 
 DEFAULT_MODEL = "minilm-l6"
+PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
 _CUSTOM = "Other (hub id or local folder)…"
 
 
@@ -118,14 +120,21 @@ def page_header(title: str, blurb: str) -> None:
         st.sidebar.info("Shared demo: embedded models only, inputs capped.")
 
 
+def page_files() -> list[tuple[Path, str]]:
+    """(path, title) of each page in ``pages/``: ``2_Fill_Mask.py`` is "Fill Mask"."""
+    return [
+        (path, path.stem.split("_", 1)[-1].replace("_", " "))
+        for path in sorted(PAGES_DIR.glob("*.py"))
+    ]
+
+
 def list_pages() -> list[tuple[str, str]]:
     """(title, one-line description) of each page in ``pages/``, from its docstring."""
     import ast
-    from pathlib import Path
 
     out = []
-    for path in sorted((Path(__file__).resolve().parent.parent / "pages").glob("*.py")):
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        title = path.stem.split("_", 1)[-1].replace("_", " ")
-        out.append((title, doc.strip().splitlines()[0] if doc.strip() else ""))
+    for path, title in page_files():
+        doc = (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()
+        first = doc.splitlines()[0] if doc else ""
+        out.append((title, first.removeprefix(f"{title}:").strip()))
     return out

@@ -465,6 +465,8 @@ def _find_files(folder_or_files: str | os.PathLike[str] | tuple) -> tuple[Path, 
                 )
             options = found[0]
         found = sorted(folder.glob("*.hdf5"))
+        if len(found) > 1:  # other hdf5 files beside the weights (cached outputs, embeddings)
+            found = [p for p in found if "weights" in p.name] or found
         if len(found) != 1:
             what = (
                 "no *.hdf5 file"
@@ -473,7 +475,7 @@ def _find_files(folder_or_files: str | os.PathLike[str] | tuple) -> tuple[Path, 
             )
             raise ModelUnavailableError(
                 f"{folder} has {what}: an ELMo folder needs options.json and exactly one "
-                "*.hdf5 weight file."
+                "*.hdf5 weight file (or one whose name contains 'weights')."
             )
         weights = found[0]
     for p in (options, weights):

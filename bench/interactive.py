@@ -1,0 +1,106 @@
+"""Latency of the interactive paths, as a user of each page feels them.
+
+- Attention: a 60-word input through the default model, word-level view, head view and
+  model view figures, and the whole page script (streamlit AppTest, model already loaded).
+- Fill-mask: one two-mask sentence, top-k and the layer-by-layer view.
+- UMAP: 2,000 points × 384 dims, cold (numba compiles) and warm, plus PCA.
+
+Prints a markdown table for docs/benchmarks.md.
+
+    OMP_WAIT_POLICY=PASSIVE python bench/interactive.py
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SENTENCE_60 = (
+    "The committee said on Friday that the new bridge across the river would open next "
+    "spring , after two years of delays caused by floods , funding disputes and a long "
+    "argument about whether the old stone bank on the east side should be kept as it was "
+    "or rebuilt to carry the heavier traffic that the city now expects ."
+)
+
+
+def timed(fn, repeat: int = 3) -> tuple[float, object]:
+    """Median wall seconds over ``repeat`` calls, and the last result."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def main() -> int:
+    import probing
+    from probing.attention import attention_view, encode_attention
+    from probing.figures.attention import head_view_figure, model_view_figure
+    from probing.fill_mask import fill_mask, fill_mask_by_layer
+    from probing.sense_geometry import project, warm_up_umap
+
+    rows: list[tuple[str, str]] = []
+    n_words = len(SENTENCE_60.split())
+    enc = probing.load_encoder("minilm-l6")
+    enc.encode("warm up")
+
+    t, amap = timed(lambda: encode_attention(enc, SENTENCE_60))
+    rows.append((f"attention: encode {n_words} words with attentions", f"{t:.2f} s"))
+    t, view = timed(lambda: attention_view(amap, "word"))
+    rows.append(("attention: word-level aggregation", f"{t * 1000:.0f} ms"))
+    t, _ = timed(lambda: head_view_figure(view, layer=3, heads=[0, 1, 2, 3], focus=8))
+    rows.append(("attention: head-view figure", f"{t * 1000:.0f} ms"))
+    t, _ = timed(lambda: model_view_figure(view))
+    rows.append(("attention: model-view figure (6 × 12 heads)", f"{t * 1000:.0f} ms"))
+
+    from streamlit.testing.v1 import AppTest
+
+    def attention_page():
+        at = AppTest.from_file(str(ROOT / "pages" / "3_Attention.py"), default_timeout=300)
+        at.session_state["attn_text"] = SENTENCE_60
+        return at.run()
+
+    attention_page()  # first run loads the page's imports
+    t, at = timed(attention_page)
+    assert not at.exception, at.exception
+    rows.append((f"attention page script, {n_words}-word input (AppTest)", f"{t:.2f} s"))
+
+    mlm = probing.load_encoder("minilm-l6-mlm")
+    text = "I went [MASK] the store to buy some [MASK] ."
+    fill_mask(mlm, text)
+    t, _ = timed(lambda: fill_mask(mlm, text, top_k=10))
+    rows.append(("fill-mask: 2 masks, top-10", f"{t * 1000:.0f} ms"))
+    t, _ = timed(lambda: fill_mask_by_layer(mlm, text, top_k=5))
+    rows.append(("fill-mask: layer-by-layer view", f"{t * 1000:.0f} ms"))
+
+    x = np.random.default_rng(0).normal(size=(2000, 384)).astype(np.float32)
+    t0 = time.perf_counter()
+    warm_up_umap()
+    rows.append(("UMAP: one-off numba warm-up", f"{time.perf_counter() - t0:.1f} s"))
+    t, _ = timed(lambda: project(x, "umap"))
+    rows.append(("UMAP: 2,000 × 384 points, warm", f"{t:.2f} s"))
+    t, _ = timed(lambda: project(x, "pca"))
+    rows.append(("PCA: 2,000 × 384 points", f"{t:.2f} s"))
+
+    load = os.getloadavg()[0]
+    print(f"\n{date.today()} · {os.cpu_count()} cores, {platform.machine()}, no GPU · load avg {load:.1f}\n")
+    print("| what | median of 3 |\n|---|---|")
+    for what, value in rows:
+        print(f"| {what} | {value} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
