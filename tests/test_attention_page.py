@@ -104,9 +104,9 @@ def test_elmo_gets_an_info_message_not_an_error(monkeypatch, data_dir):
 
 
 def test_without_chrome_figures_download_as_html(monkeypatch):
-    import probing.figures.attention as figures
+    import probing.figures.export as export
 
-    monkeypatch.setattr(figures, "image_export_available", lambda: False)
+    monkeypatch.setattr(export, "image_export_available", lambda: False)
     at = AppTest.from_file(PAGE, default_timeout=180).run()
     assert not at.exception and not at.error
     labels = [b.label for b in at.get("download_button")]

@@ -455,12 +455,9 @@ def test_cli_reports_typed_errors_through_the_dispatcher(tmp_path):
 
 
 def _minilm_mlm():
-    from probing.embedded import MINILM_MLM_DELTA
     from probing.registry import load_encoder
 
-    if not (MINILM_MLM_DELTA / "delta.safetensors").is_file():
-        pytest.skip(f"the minilm-l6-mlm head delta is not in {MINILM_MLM_DELTA} yet")
-    return load_encoder("minilm-l6-mlm")
+    return load_encoder("minilm-l6-mlm")  # the committed head delta
 
 
 def test_minilm_without_head_refuses(minilm):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,10 +84,10 @@ def get_encoder(name: str):
         try:
             return load_model(name)
         except ContextLensError as exc:
-            st.error(f"Could not load **{name}**: {exc}")
+            st.error(f"Could not load **{name}**: {user_message(exc)}")
         except Exception as exc:  # a page must never show a traceback
             log.exception("loading %s failed", name)
-            st.error(f"Could not load **{name}**: {type(exc).__name__}: {exc}")
+            st.error(f"Could not load **{name}**: {type(exc).__name__}: {user_message(exc)}")
     return None
 
 
@@ -100,16 +101,36 @@ def provenance_card(encoder) -> None:
             st.caption(info.how_to_get_real)
 
 
+_ABS_PATH = re.compile(r"(?<![\w.:/])(?:/[\w.\-+@]+){2,}/?")
+
+
+def _redact(match: re.Match[str]) -> str:
+    path = match.group()
+    return "<server path>" + ("." if path.endswith(".") else "")  # keep a sentence's full stop
+
+
+def user_message(exc: BaseException) -> str:
+    """An error's text for the page. The shared demo shows no server paths: absolute paths
+    in messages become ``<server path>`` (the full message still goes to the server log)."""
+    text = str(exc)
+    if config.demo_mode():
+        redacted = _ABS_PATH.sub(_redact, text)
+        if redacted != text:
+            log.info("redacted for the page: %s", text)
+        return redacted
+    return text
+
+
 @contextlib.contextmanager
 def friendly_errors(what: str = "That") -> Iterator[None]:
     """Turn library errors into one message instead of a traceback in the page."""
     try:
         yield
     except ContextLensError as exc:
-        st.error(str(exc))
+        st.error(user_message(exc))
     except Exception as exc:
         log.exception("%s failed", what)
-        st.error(f"{what} failed: {type(exc).__name__}: {exc}")
+        st.error(f"{what} failed: {type(exc).__name__}: {user_message(exc)}")
 
 
 def page_header(title: str, blurb: str) -> None:

@@ -271,17 +271,30 @@ def _atomic_json(path: Path, data: Any) -> None:
 
 
 def _rng_state() -> dict[str, Any]:
+    """RNG states as tensors and plain Python values, so the checkpoint loads with
+    ``torch.load(weights_only=True)`` (no pickled objects)."""
+    name, keys, pos, has_gauss, cached = np.random.get_state()
     return {
         "torch": torch.get_rng_state(),
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "numpy": [
+            name,
+            torch.from_numpy(keys.astype(np.int64)),
+            int(pos),
+            int(has_gauss),
+            float(cached),
+        ],
     }
 
 
 def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state(
+        (name, np.asarray(keys, dtype=np.int64).astype(np.uint32), pos, has_gauss, cached)
+    )
 
 
 def export_model(
@@ -482,7 +495,7 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         sentences = sentences[: args.max_sentences]
     ckpt = None
     if not args.fresh and ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
     warm = (
         ckpt is None
         and not args.fresh
@@ -575,7 +588,10 @@ def run(args: argparse.Namespace, command: str = "") -> int:
                 "rng": _rng_state(),
                 "state": state,
                 "vocab": vocab,
-                "args": vars(args),
+                "args": {
+                    k: v if isinstance(v, int | float | bool | None) else str(v)
+                    for k, v in vars(args).items()
+                },
             },
             tmp,
         )
