@@ -1,6 +1,7 @@
 """Process-wide settings read from the environment (the CLI flags set the same variables).
 
-- ``CONTEXTLENS_DATA_DIR``: folder holding the data sets (default ``~/.cache/contextlens/data``).
+- ``CONTEXTLENS_DATA_DIR``: folder holding the data sets (default ``~/.cache/contextlens/data``,
+  or ``../shared/data`` beside the checkout when only that exists).
 - ``CONTEXTLENS_CACHE_DIR``: feature cache and downloaded models (default ``~/.cache/contextlens``).
 - ``CONTEXTLENS_DEMO``: ``1`` turns on demo mode (registry models only, caps on input sizes).
 """
@@ -20,10 +21,23 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CONTEXTLENS_CACHE_DIR", Path.home() / ".cache" / "contextlens"))
 
 
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's read-only copy beside a checkout
+
+
 def data_dir() -> Path:
-    """Folder of the data sets (see ``probing.datasets``)."""
+    """Folder of the data sets (see ``probing.datasets``).
+
+    ``$CONTEXTLENS_DATA_DIR`` when set; else ``~/.cache/contextlens/data`` (where
+    ``python -m probing data download`` puts them) when it exists; else ``../shared/data``
+    beside the checkout when that exists; else the cache folder (to be downloaded into).
+    """
     env = os.environ.get("CONTEXTLENS_DATA_DIR")
-    return Path(env) if env else cache_dir() / "data"
+    if env:
+        return Path(env)
+    default = cache_dir() / "data"
+    if not default.is_dir() and SHARED_DATA.is_dir():
+        return SHARED_DATA
+    return default
 
 
 def set_data_dir(path: str | os.PathLike[str]) -> None:
