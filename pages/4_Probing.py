@@ -7,12 +7,9 @@ CoNLL-U file), drawing in ``probing.figures.probing`` / ``probing.figures.probin
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -20,7 +17,6 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from probing import config
-from probing.cli_probe import output_stem
 from probing.datasets import Sentence
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes, image_export_available
@@ -34,6 +30,7 @@ from probing.figures.probing_page import (
     uses_relative_depth,
 )
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults, probe_layers
+from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
 from probing.upload import (
     MAX_TEST_WORDS,
@@ -84,25 +81,6 @@ page_header(
 # -- runs: precomputed, stored, or made now ------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """What determines a run's results (with the model's weights)."""
-
-    model: str
-    task: str
-    dataset: str
-    layers: tuple[int, ...] | None  # None: all layers
-    max_train_sentences: int
-    max_eval_sentences: int | None  # dev and test caps; None: all
-
-    def stored_path(self, fingerprint: str) -> Path:
-        """Where this run's results live once made (any session, any server process)."""
-        spec = json.dumps({**asdict(self), "weights": fingerprint}, sort_keys=True)
-        digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
-        stem = output_stem(self.model, self.dataset, self.task)
-        return config.cache_dir() / "probe_results" / f"{stem}__{digest}.json"
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def load_results(path: str, mtime_ns: int) -> ProbeResults:
     """ProbeResults from a JSON file, cached per (file, version): reruns are instant."""
@@ -111,15 +89,6 @@ def load_results(path: str, mtime_ns: int) -> ProbeResults:
 
 def read_results(path: Path) -> ProbeResults | None:
     return load_results(str(path), path.stat().st_mtime_ns) if path.is_file() else None
-
-
-def save_results(results: ProbeResults, path: Path) -> None:
-    """Write atomically: another session may be reading the same file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    os.close(fd)
-    results.to_json(tmp)
-    os.replace(tmp, path)
 
 
 def progress_callback(

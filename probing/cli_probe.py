@@ -13,13 +13,13 @@ extraction split, then one over the probe fits.
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
 
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.store import output_stem
 from probing.probes.tasks import TASKS
 
 
@@ -80,12 +80,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="embed plotly.js in the HTML (inline, ~4.5 MB, offline) or link it (cdn)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def output_stem(model: str, dataset: str, task: str) -> str:
-    """``<model>__<dataset>__<task>`` with anything unsafe in a file name replaced."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model).name if "/" in model else model)
-    return f"{safe}__{dataset}__{task}"
 
 
 def run(args: argparse.Namespace) -> int:

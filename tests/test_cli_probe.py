@@ -8,8 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from probing.cli_probe import main, output_stem
+from probing.cli_probe import main
 from probing.probes import COLUMNS, ProbeResults
+from probing.probes.store import output_stem
 
 
 @pytest.fixture
