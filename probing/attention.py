@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from probing.encoders.base import Encoder, normalize_sentences
+from probing.encoders.bert import model_words
 from probing.encoding import Encoding
 from probing.errors import InputTooLongError, NoAttentionError
 
@@ -171,8 +172,8 @@ def encode_pair_attention(encoder: Encoder, text_a: str, text_b: str) -> Attenti
     tokenizer = encoder.tokenizer  # type: ignore[attr-defined]
     model = encoder.model  # type: ignore[attr-defined]
     enc = tokenizer(
-        _model_words(tokenizer, words_a),
-        _model_words(tokenizer, words_b),
+        model_words(tokenizer, words_a),
+        model_words(tokenizer, words_b),
         is_split_into_words=True,
         return_tensors="pt",
     )
@@ -203,13 +204,6 @@ def encode_pair_attention(encoder: Encoder, text_a: str, text_b: str) -> Attenti
         token_type_ids=token_type_ids,
         model=encoder.name,
     )
-
-
-def _model_words(tokenizer, words: list[str]) -> list[str]:
-    """Words with no pieces (e.g. a zero-width space) become the unknown token, as in
-    ``TransformersEncoder``, so that every word keeps at least one piece."""
-    unk = tokenizer.unk_token or tokenizer.pad_token
-    return [w if tokenizer(w, add_special_tokens=False)["input_ids"] else unk for w in words]
 
 
 # ----------------------------------------------------------------------------------------

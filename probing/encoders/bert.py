@@ -75,18 +75,11 @@ class TransformersEncoder(Encoder):
             max_pieces=self.max_pieces,
             layer_names=("embeddings",) + tuple(f"layer {i}" for i in range(1, n_layers + 1)),
         )
-        self._unk = tokenizer.unk_token or tokenizer.pad_token
 
     # -- tokenisation ---------------------------------------------------------------------
 
     def _model_words(self, words: list[str]) -> list[str]:
-        """Words as fed to the tokenizer: a word with no pieces (e.g. a zero-width space)
-        becomes the unknown token so that every word keeps a vector."""
-        out = []
-        for w in words:
-            ids = self.tokenizer(w, add_special_tokens=False)["input_ids"]
-            out.append(w if ids else self._unk)
-        return out
+        return model_words(self.tokenizer, words)
 
     def tokenize(self, words: list[str]) -> tuple[list[str], list[int | None]]:
         """Pieces (special tokens included) and each piece's word index."""
@@ -218,6 +211,21 @@ class TransformersEncoder(Encoder):
 
 
 _FORWARD_KEYS = {"input_ids", "attention_mask", "token_type_ids"}
+
+
+def model_words(tokenizer: PreTrainedTokenizerBase, words: list[str]) -> list[str]:
+    """Words as fed to the tokenizer: a word with no pieces (e.g. a zero-width space)
+    becomes the unknown token, so that every word keeps a vector.
+
+    One tokenizer call for the whole word list; the word alignment tells which words got
+    no piece (only those, rare, are replaced).
+    """
+    ids = tokenizer(words, is_split_into_words=True, add_special_tokens=False).word_ids()
+    covered = {w for w in ids if w is not None}
+    if len(covered) == len(words):
+        return list(words)
+    unk = tokenizer.unk_token or tokenizer.pad_token
+    return [w if i in covered else unk for i, w in enumerate(words)]
 
 
 def _has_mlm_head(model: PreTrainedModel) -> bool:
