@@ -129,6 +129,14 @@ def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: s
                         "here, so the figure downloads as interactive HTML instead.")  # fmt: skip
 
 
+def bootstrap_units(results: Sequence[ProbeResults]) -> str:
+    """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
+    units = {r.meta.get("bootstrap_unit", "word") for r in results}
+    return "sentences" if units == {"sentence"} else "words" if units == {"word"} else (
+        "sentences or words, by run"
+    )
+
+
 def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     """The curves, how to read them, the scalar-mix weights, the numbers and the downloads."""
     fig = probing_figure(results)
@@ -141,7 +149,8 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
          "(Hewitt & Liang 2019): the same probe on labels assigned at random per word type; "
          "selectivity = task − control, high when the layer's vectors, not the probe's "
          "memory, carry the labels. ")
-        + "Bands: 95 % bootstrap intervals over test words. Horizontal lines: baselines. "
+        + f"Bands: 95 % bootstrap intervals (test {bootstrap_units(results)} resampled). "
+        "Horizontal lines: baselines. "
         "Centre of gravity (Tenney et al. 2019): the layer at which, on average, the score's "
         "gains appear. "
         + ("The models differ in depth, so x is relative depth (layer ÷ number of contextual "

@@ -33,6 +33,10 @@ How it is cached
 
 float16 halves the disk and page-cache footprint; linear probes and nearest-neighbour
 classifiers lose nothing measurable from it (values are converted to float32 for fitting).
+
+Sentences that are no registered data set (an uploaded file) go through
+:func:`features_of_sentences`: the same encoding loop (:func:`encode_into`) into arrays in
+memory, never cached, returning the same :class:`Features`.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ _ARRAY_FILES = ("layers.npy", "static.npy", "words.npy", "sentence_index.npy")
 
 @dataclass
 class Features:
-    """Word vectors of one split, as a view onto a cache entry.
+    """Word vectors of one split, as a view onto a cache entry (or onto arrays in memory).
 
     Row ``i`` of every per-word array is the same word. Vectors are memory-mapped from disk;
     :meth:`layer` reads one layer of the selected words as float32.
@@ -90,7 +94,8 @@ class Features:
         doc_ids: each sentence's document id.
         model: encoder name; dataset, split, pooling: what was encoded and how.
         label: the label field selected (or None).
-        key: the cache key (hex SHA-256); path: the cache entry's folder.
+        key: the cache key (hex SHA-256); path: the cache entry's folder (both empty for
+            :func:`features_of_sentences`, which is in memory).
     """
 
     layer_ids: tuple[int, ...]
@@ -106,7 +111,7 @@ class Features:
     pooling: str
     label: str | None
     key: str
-    path: Path
+    path: Path | None
     # The memory-mapped arrays of the whole entry and which part of them this view shows.
     _store: np.ndarray = field(repr=False, default=None)  # (n_layers_stored, n_all, dim)
     _static: np.ndarray = field(repr=False, default=None)  # (n_all, dim)
@@ -553,11 +558,9 @@ def _build(
     sentences = [sentences[i] for i in _sample(len(sentences), max_sentences)]
     if not sentences:
         raise ValueError(f"{dataset} {split} has no sentences")
-    words = [_clean(s.words) for s in sentences]
-    lengths = np.array([len(w) for w in words], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    n_words, dim = int(offsets[-1]), int(encoder.info.dim)
-    field_names = sorted({name for s in sentences for name in s.labels})
+    lengths = np.array([len(s.words) for s in sentences], dtype=np.int64)
+    n_words, dim = int(lengths.sum()), int(encoder.info.dim)
+    field_names = sorted(_label_fields(sentences))
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
@@ -568,31 +571,7 @@ def _build(
         static = np.lib.format.open_memmap(
             tmp / "static.npy", mode="w+", dtype=np.float16, shape=(n_words, dim)
         )
-        # Longest first: stable order among equal lengths keeps runs reproducible.
-        order = np.argsort(-lengths, kind="stable")
-        total, done = len(sentences), 0
-        if progress is not None:
-            progress(0, total)  # so that a progress bar appears before the first batch
-        reset = getattr(encoder, "reset_state", None)
-        for start in range(0, total, batch_size):
-            idx = order[start : start + batch_size]
-            if callable(reset):
-                reset()  # stateful encoders (ELMo): vectors must not depend on batch order
-            encs = encoder.encode(
-                [words[i] for i in idx], pooling=pooling, windowed=True, batch_size=len(idx)
-            )
-            for i, enc in zip(idx, encs, strict=True):
-                a, b = offsets[i], offsets[i + 1]
-                if enc.layers.shape[1] != b - a:
-                    raise ValueError(
-                        f"{sentences[i].sent_id}: the encoder returned {enc.layers.shape[1]} "
-                        f"words for {b - a}"
-                    )
-                store[:, a:b] = _to_float16(enc.layers[list(layer_ids)])
-                static[a:b] = _to_float16(enc.static)
-            done += len(idx)
-            if progress is not None:
-                progress(done, total)
+        encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size)
         store.flush()
         static.flush()
         del store, static
@@ -600,13 +579,8 @@ def _build(
         np.save(tmp / "words.npy", np.array([w for s in sentences for w in s.words], dtype=str))
         sent_of_word = np.repeat(np.arange(len(sentences), dtype=np.int32), lengths)
         np.save(tmp / "sentence_index.npy", sent_of_word)
-        for i, name in enumerate(field_names):
-            values = [
-                "" if v is None else str(v)
-                for s in sentences
-                for v in s.labels.get(name, [None] * len(s.words))
-            ]
-            np.save(tmp / f"label_{i}.npy", np.array(values, dtype=str))
+        for i, (_, values) in enumerate(_label_fields(sentences).items()):
+            np.save(tmp / f"label_{i}.npy", values)
         (tmp / "sentences.json").write_text(
             json.dumps(
                 {
@@ -651,6 +625,110 @@ def _build(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def encode_into(
+    encoder,  # noqa: ANN001 - any Encoder
+    sentences: Sequence,
+    layer_ids: tuple[int, ...],
+    pooling: str,
+    store: np.ndarray,
+    static: np.ndarray,
+    progress: ProgressFn | None = None,
+    batch_size: int = 32,
+) -> None:
+    """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
+    (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    words = [_clean(s.words) for s in sentences]
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    # Longest first: almost no padding (the biggest CPU speed-up); the stable order among
+    # equal lengths keeps runs reproducible.
+    order = np.argsort(-lengths, kind="stable")
+    total, done = len(sentences), 0
+    if progress is not None:
+        progress(0, total)  # so that a progress bar appears before the first batch
+    reset = getattr(encoder, "reset_state", None)
+    for start in range(0, total, batch_size):
+        idx = order[start : start + batch_size]
+        if callable(reset):
+            reset()  # stateful encoders (ELMo): vectors must not depend on batch order
+        encs = encoder.encode(
+            [words[i] for i in idx], pooling=pooling, windowed=True, batch_size=len(idx)
+        )
+        for i, enc in zip(idx, encs, strict=True):
+            a, b = offsets[i], offsets[i + 1]
+            if enc.layers.shape[1] != b - a:
+                raise ValueError(
+                    f"{sentences[i].sent_id}: the encoder returned {enc.layers.shape[1]} "
+                    f"words for {b - a}"
+                )
+            store[:, a:b] = _to_float16(enc.layers[list(layer_ids)])
+            static[a:b] = _to_float16(enc.static)
+        done += len(idx)
+        if progress is not None:
+            progress(done, total)
+
+
+def features_of_sentences(
+    encoder,  # noqa: ANN001 - any Encoder
+    sentences: Sequence,
+    label: str,
+    layers: Sequence[int] | None = None,
+    pooling: str = "first",
+    progress: ProgressFn | None = None,
+    *,
+    dataset: str = "sentences",
+    split: str = "",
+    batch_size: int = 32,
+) -> Features:
+    """In-memory :class:`Features` of sentences that are not a registered data set (a
+    user's upload): encoded every time, never cached. ``label`` selects ``labels``."""
+    if not sentences:
+        raise ValueError("no sentences to encode")
+    layer_ids = _normalise_layers(layers, int(encoder.info.n_layers) + 1)
+    lengths = [len(s.words) for s in sentences]
+    n_words, dim = int(sum(lengths)), int(encoder.info.dim)
+    store = np.empty((len(layer_ids), n_words, dim), dtype=np.float16)
+    static = np.empty((n_words, dim), dtype=np.float16)
+    encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size)
+    fields = _label_fields(sentences)
+    return Features(
+        layer_ids=layer_ids,
+        words=np.array([w for s in sentences for w in s.words], dtype=str),
+        labels=fields.get(label, np.full(n_words, "", dtype="<U1")),
+        fields=fields,
+        sentence_index=np.repeat(np.arange(len(sentences), dtype=np.int32), lengths),
+        sent_ids=[s.sent_id for s in sentences],
+        doc_ids=[s.doc_id for s in sentences],
+        model=encoder.info.name,
+        dataset=dataset,
+        split=split,
+        pooling=pooling,
+        label=label,
+        key="",
+        path=None,
+        _store=store,
+        _static=static,
+        _layer_pos=tuple(range(len(layer_ids))),
+        _rows=None,
+    )
+
+
+def _label_fields(sentences: Sequence) -> dict[str, np.ndarray]:
+    """Every label field of the sentences, by name (sorted), as (n_words,) str ("" = none)."""
+    names = sorted({name for s in sentences for name in s.labels})
+    return {
+        name: np.array(
+            [
+                "" if v is None else str(v)
+                for s in sentences
+                for v in s.labels.get(name, [None] * len(s.words))
+            ],
+            dtype=str,
+        )
+        for name in names
+    }
 
 
 def _to_float16(x: np.ndarray) -> np.ndarray:

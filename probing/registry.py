@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from probing.embedded import ELMO_MINI_DIR, MINILM_MLM_DELTA, training_summary
 from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
@@ -48,6 +49,10 @@ _HUB_HOWTO = (
     "name."
 )
 
+def _with_space(sentence: str) -> str:
+    return f"{sentence} " if sentence else ""
+
+
 _REAL_BERT = (
     "Real BERT checkpoints (bert-base-uncased, roberta-base, …) load by hub id when "
     "online or cached, or from a local folder."
@@ -77,8 +82,9 @@ ENTRIES: dict[str, ModelEntry] = {
             provenance=(
                 "all-MiniLM-L6-v2 with a masked-LM head (and its top encoder layers retrained) "
                 "trained here by ContextLens on a few million words of offline text (Brown, "
-                "UD-EWT train, WordNet glosses). Real BERT checkpoints predict far better. "
-                "See models/minilm-l6-mlm/README.md."
+                "UD-EWT train, WordNet glosses). "
+                + _with_space(training_summary(MINILM_MLM_DELTA))
+                + "Real BERT checkpoints predict far better. See models/minilm-l6-mlm/README.md."
             ),
             source="models/minilm-l6-mlm (delta on top of minilm-l6)",
             embedded=True,
@@ -92,8 +98,10 @@ ENTRIES: dict[str, ModelEntry] = {
             provenance=(
                 "A small ELMo (char-CNN, 2-layer biLSTM with 512 cells and 128-dim projections) "
                 "trained here by ContextLens on a few million words of offline text (Brown, "
-                "UD-EWT train, WordNet glosses). The published ELMo models are far larger "
-                "and trained on 1B words. See models/elmo-mini/README.md."
+                "UD-EWT train, WordNet glosses). "
+                + _with_space(training_summary(ELMO_MINI_DIR))
+                + "The published ELMo models are far larger and trained on 1B words. "
+                "See models/elmo-mini/README.md."
             ),
             source="models/elmo-mini",
             embedded=True,
@@ -218,7 +226,6 @@ def _resolve(name: str, device: str | None) -> Encoder:
     if name == "minilm-l6-mlm":
         return _load_minilm_mlm(device)
     if name == "elmo-mini":
-        from probing.embedded import ELMO_MINI_DIR
         from probing.encoders.elmo import load_elmo
 
         if not ELMO_MINI_DIR.is_dir():
@@ -347,7 +354,7 @@ def _load_transformers(
 def _load_minilm_mlm(device: str | None) -> Encoder:
     from transformers import AutoTokenizer
 
-    from probing.embedded import MINILM_MLM_DELTA, minilm_dir
+    from probing.embedded import minilm_dir
     from probing.encoders.bert import TransformersEncoder
     from probing.mlm_delta import load_minilm_mlm
 

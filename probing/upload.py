@@ -11,19 +11,18 @@ test part when ``i % 5 == 4``, i.e. every fifth sentence (80/20). Interleaving r
 cutting the file at 80 % keeps both parts drawn from the whole file when it is ordered by
 document or genre.
 
-:func:`probe_upload` measures what :func:`probing.probes.run.probe_layers` measures for a
-tagging task (linear probe per layer with bootstrap intervals, control task and selectivity,
-majority / word-type / static baselines, scalar mix, centre of gravity) and returns the same
-:class:`~probing.probes.run.ProbeResults`, so the same figures and downloads work for it.
-It is built from the library's public estimators because ``probe_layers`` reads its
-sentences from the data-set registry and cannot take them from a file. There is no dev
-split: each :class:`~probing.probes.linear.LinearProbe` chooses C on 10 % of its training
-words, and the scalar mix trains for its full number of epochs.
+:func:`probe_upload` encodes both parts in memory
+(:func:`probing.features.features_of_sentences`) and runs the probes of
+:func:`probing.probes.run.probe_layers` on them (:func:`probing.probes.run.probe_features`:
+linear probe per layer with sentence-bootstrap intervals, control task and selectivity,
+majority / word-type / static baselines, scalar mix, centre of gravity), so the same
+figures and downloads work for it. There is no dev split: each
+:class:`~probing.probes.linear.LinearProbe` chooses C on 10 % of its training words, and the
+scalar mix trains for its full number of epochs.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -31,16 +30,11 @@ from dataclasses import replace
 
 import conllu
 import numpy as np
-import pandas as pd
 
 from probing.datasets.types import Sentence
 from probing.errors import DataFormatError
-from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
-from probing.probes.control import ControlTask
-from probing.probes.linear import LinearProbe
-from probing.probes.metrics import Estimate, bootstrap_ci, centre_of_gravity, expected_layer
-from probing.probes.mix import ScalarMixProbe
-from probing.probes.run import COLUMNS, ProbeResults
+from probing.features import features_of_sentences
+from probing.probes.run import ProbeResults, probe_features
 
 # (stage, done, total) with the stage names probe_layers uses: "extract train",
 # "extract test", "fit".
@@ -235,35 +229,6 @@ def _take_words(sentences: list[Sentence], max_words: int) -> list[Sentence]:
     return out
 
 
-class _Split:
-    """One part's encoded words: float16 layers (L, n, dim) and static (n, dim) in memory."""
-
-    def __init__(self, encoder, sentences: list[Sentence], layer_ids: tuple[int, ...],  # noqa: ANN001
-                 progress: Callable[[int, int], None], batch_size: int) -> None:  # fmt: skip
-        words = [[w if _CONTROL_RE.sub("", w).strip() else "_" for w in s.words] for s in sentences]
-        n, dim = sum(len(w) for w in words), int(encoder.info.dim)
-        self.layers = np.empty((len(layer_ids), n, dim), dtype=np.float16)
-        self.static = np.empty((n, dim), dtype=np.float16)
-        # Longest first, as in probing.features: almost no padding, which on CPU is the
-        # biggest speed-up; vectors go back to their words' places.
-        order = sorted(range(len(words)), key=lambda i: -len(words[i]))
-        offsets = np.concatenate([[0], np.cumsum([len(w) for w in words])])
-        progress(0, len(words))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            encs = encoder.encode([words[i] for i in idx], windowed=True, batch_size=len(idx))
-            for i, enc in zip(idx, encs, strict=True):
-                a, b = offsets[i], offsets[i + 1]
-                self.layers[:, a:b] = enc.layers[list(layer_ids)]
-                self.static[a:b] = enc.static
-            progress(min(start + batch_size, len(words)), len(words))
-        self.words = np.array([w for s in sentences for w in s.words], dtype=str)
-        self.labels = np.array([t for s in sentences for t in s.labels["upos"]], dtype=str)
-
-    def layer(self, pos: int) -> np.ndarray:
-        return np.asarray(self.layers[pos], dtype=np.float32)
-
-
 def probe_upload(
     encoder,  # noqa: ANN001 - probing.encoders.base.Encoder
     sentences: Sequence[Sentence],
@@ -302,96 +267,32 @@ def probe_upload(
     if not layer_ids or not all(0 <= x < n_all for x in layer_ids):
         raise ValueError(f"layers must lie in 0..{n_all - 1}, not {list(layers or [])}")
 
+    dataset = f"upload:{name}"
     t0 = time.perf_counter()
-    tr = _Split(encoder, train_s, layer_ids, lambda d, t: report("extract train", d, t), batch_size)
-    te = _Split(encoder, test_s, layer_ids, lambda d, t: report("extract test", d, t), batch_size)
-    if len(np.unique(tr.labels)) < 2:
+    feats = {
+        split: features_of_sentences(
+            encoder, part, "upos", layers=layer_ids, dataset=dataset, split=split,
+            progress=lambda d, t, split=split: report(f"extract {split}", d, t),
+            batch_size=batch_size,
+        )
+        for split, part in (("train", train_s), ("test", test_s))
+    }  # fmt: skip
+    if len(np.unique(feats["train"].labels)) < 2:
         raise _error(None, "Every training word has the same UPOS tag; there is nothing to probe.")
     t_extract = time.perf_counter() - t0
 
-    rows: list[dict] = []
-    model, dataset = encoder.info.name, f"upload:{name}"
-
-    def add(probe: str, layer: int | None, metric: str, est: Estimate,
-            control: float = math.nan, sel: float = math.nan) -> None:  # fmt: skip
-        rows.append({
-            "model": model, "task": "pos", "dataset": dataset, "split": "test",
-            "probe": probe, "layer": layer, "metric": metric, "value": est.value,
-            "ci_low": est.ci_low, "ci_high": est.ci_high, "control": control,
-            "selectivity": sel, "n": est.n,
-        })  # fmt: skip
-
-    def scores(probe: str, layer: int | None, pred: np.ndarray) -> Estimate:
-        acc = bootstrap_ci(te.labels, pred, "accuracy", n_boot=n_boot, seed=seed)
-        add(probe, layer, "accuracy", acc)
-        add(
-            probe,
-            layer,
-            "macro_f1",
-            bootstrap_ci(te.labels, pred, "macro_f1", n_boot=n_boot, seed=seed),
-        )
-        return acc
-
-    t1 = time.perf_counter()
-    steps, done = 2 * len(layer_ids) + 2, 0
-    report("fit", done, steps)
-    for probe_name, base in (("majority", MajorityBaseline()), ("word_type", WordTypeBaseline())):
-        scores(probe_name, None, base.fit(tr.words, tr.labels).predict(te.words))
-    static = LinearProbe(random_state=seed, max_train_words=None).fit(tr.static, tr.labels)
-    scores("static", None, static.predict(te.static))
-    done += 1
-    report("fit", done, steps)
-
-    control = ControlTask(seed=seed).fit(tr.words, tr.labels)
-    c_tr, c_te = control.transform(tr.words), control.transform(te.words)
-    chosen: dict[str, float] = {}
-    for pos, layer in enumerate(layer_ids):
-        X_tr, X_te = tr.layer(pos), te.layer(pos)
-        probe = LinearProbe(random_state=seed, max_train_words=None).fit(X_tr, tr.labels)
-        pred = probe.predict(X_te)
-        chosen[str(layer)] = probe.C_
-        # Same probe family, same C, same words as the task probe: only the labels differ.
-        c_probe = LinearProbe(C=probe.C_, max_train_words=None, random_state=seed)
-        c_acc = float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
-        acc = bootstrap_ci(te.labels, pred, "accuracy", n_boot=n_boot, seed=seed)
-        add("linear", layer, "accuracy", acc, c_acc, acc.value - c_acc)
-        add(
-            "linear",
-            layer,
-            "macro_f1",
-            bootstrap_ci(te.labels, pred, "macro_f1", n_boot=n_boot, seed=seed),
-        )
-        done += 2
-        report("fit", done, steps)
-
-    mix = ScalarMixProbe(max_train_words=None, random_state=seed)
-    mix.fit(tr.layers, tr.labels, layers=layer_ids)
-    mix_acc = scores("scalar_mix", None, mix.predict(te.layers))
-    report("fit", steps, steps)
-
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    table["layer"] = table["layer"].astype("Int64")
-    for col in ("value", "ci_low", "ci_high", "control", "selectivity"):
-        table[col] = table[col].astype(float)
-    per_layer = table[(table["probe"] == "linear") & (table["metric"] == "accuracy")]
-    cog = centre_of_gravity(per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float))
-    layer_names = list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)]
-    return ProbeResults(
-        model=model, task="pos", dataset=dataset, table=table,
-        scalar_mix={
-            "layers": list(layer_ids), "weights": [float(w) for w in mix.weights_],
-            "gamma": float(mix.gamma_), "expected_layer": expected_layer(mix.weights_, layer_ids),
-            "accuracy": mix_acc.value, "ci_low": mix_acc.ci_low, "ci_high": mix_acc.ci_high,
-        },
-        centre_of_gravity=cog,
-        meta={
-            "encoder": model, "layer_names": layer_names, "label_field": "upos",
-            "layers": list(layer_ids), "pooling": "first", "seed": seed, "n_boot": n_boot,
-            "split_rule": f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}",
-            "n_sentences": len(sentences), "n_train_sentences": len(train_s),
-            "n_test_sentences": len(test_s), "n_train_words": int(len(tr.labels)),
-            "n_test_words": int(len(te.labels)), "n_labels": int(len(np.unique(tr.labels))),
-            "C": chosen, "eval_split": "test",
-            "timing_s": {"extract": round(t_extract, 2), "fit": round(time.perf_counter() - t1, 2)},
-        },
+    results = probe_features(
+        feats, "pos", model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
+        max_train_words=None, n_boot=n_boot,
     )  # fmt: skip
+    results.meta = {
+        "encoder": encoder.info.name,
+        "layer_names": list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)],
+        "label_field": "upos",
+        "pooling": "first",
+        "split_rule": f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}",
+        "n_sentences": len(sentences),
+        **results.meta,
+    }
+    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    return results

@@ -7,7 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from probing.features import Features, extract_features, load_features, model_fingerprint
+from probing.features import (
+    Features,
+    extract_features,
+    features_of_sentences,
+    load_features,
+    model_fingerprint,
+)
 
 N = 12  # sentences: enough for a few batches of different lengths, fast on a shared CPU
 
@@ -123,3 +129,22 @@ def test_cache_key_and_views(minilm, cache):
     np.testing.assert_array_equal(
         small.static, a.static[np.isin(np.arange(a.n_words), small._rows)]
     )
+
+
+def test_sentences_outside_the_registry_get_the_same_vectors_in_memory(minilm, cache):
+    from probing.features import read_sentences
+
+    cached = _extract(minilm, layers=[0, 4])
+    by_id = {s.sent_id: s for s in read_sentences("ud-ewt", "dev")}
+    chosen = [by_id[i] for i in cached.sent_ids]
+    entries = sorted(cache.rglob("manifest.json"))
+    mem = features_of_sentences(minilm, chosen, "upos", layers=[0, 4], batch_size=4)
+    assert sorted(cache.rglob("manifest.json")) == entries  # in memory: nothing cached
+    assert mem.path is None and mem.layer_ids == (0, 4)
+    np.testing.assert_array_equal(mem.layers, cached.layers)  # same loop, same float16
+    np.testing.assert_array_equal(mem.static, cached.static)
+    assert list(mem.words) == list(cached.words)
+    assert list(mem.labels) == list(cached.with_label("upos").labels)
+    assert list(mem.sentence_index) == list(cached.sentence_index)
+    with pytest.raises(ValueError, match="no sentences"):
+        features_of_sentences(minilm, [], "upos")

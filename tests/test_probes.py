@@ -15,6 +15,7 @@ from probing.probes import (
     NearestSenseClassifier,
     ScalarMixProbe,
     WordTypeBaseline,
+    accuracy,
     bootstrap_ci,
     centre_of_gravity,
     expected_layer,
@@ -111,6 +112,32 @@ def test_multinomial_bootstrap_matches_resampling_items():
     assert fast.value == pytest.approx(slow.value)
     assert fast.ci_low == pytest.approx(slow.ci_low, abs=0.012)
     assert fast.ci_high == pytest.approx(slow.ci_high, abs=0.012)
+
+
+def test_sentence_bootstrap_is_wider_when_errors_cluster_and_matches_resampling_groups():
+    rng = np.random.default_rng(2)
+    sentence = np.repeat(np.arange(150), 12)  # 150 sentences of 12 words
+    hard = rng.random(150) < 0.3  # errors cluster in hard sentences
+    y = rng.integers(0, 4, size=sentence.size)
+    wrong = (hard[sentence] & (rng.random(sentence.size) < 0.6)) | (
+        rng.random(sentence.size) < 0.05
+    )
+    pred = np.where(wrong, (y + 1) % 4, y)
+    for metric, fn in (("accuracy", accuracy), ("macro_f1", macro_f1)):
+        by_word = bootstrap_ci(y, pred, metric, n_boot=1000, seed=0)
+        by_sentence = bootstrap_ci(y, pred, metric, n_boot=1000, seed=0, groups=sentence)
+        slow = bootstrap_ci(y, pred, fn, n_boot=1000, seed=0, groups=sentence)
+        assert by_sentence.value == by_word.value == pytest.approx(fn(y, pred))
+        width = by_sentence.ci_high - by_sentence.ci_low
+        assert width > 1.7 * (by_word.ci_high - by_word.ci_low)
+        assert by_sentence.ci_low == pytest.approx(slow.ci_low, abs=0.012)
+        assert by_sentence.ci_high == pytest.approx(slow.ci_high, abs=0.012)
+    # One word per sentence: resampling sentences is resampling words.
+    one = bootstrap_ci(y, pred, "accuracy", n_boot=2000, groups=np.arange(y.size))
+    plain = bootstrap_ci(y, pred, "accuracy", n_boot=2000)
+    assert one.ci_low == pytest.approx(plain.ci_low, abs=0.006)
+    with pytest.raises(ValueError, match="groups"):
+        bootstrap_ci(y, pred, groups=sentence[:-1])
 
 
 def test_precision_recall_f1_with_and_without_abstentions():

@@ -166,3 +166,4 @@ def test_probe_upload_gives_probe_results(minilm, data_dir):
     assert res.meta["n_train_sentences"] == 32 and res.meta["n_test_sentences"] == 8
     assert math.isclose(sum(res.scalar_mix["weights"]), 1.0, rel_tol=1e-6)
     assert res.scalar_mix["layers"] == [0, 3]
+    assert res.meta["bootstrap_unit"] == "sentence" and res.meta["n_dev_words"] == 0

@@ -7,9 +7,14 @@ Bootstrap, exactly and cheaply
     a multinomial distribution over the distinct pairs with the observed frequencies. So
     each bootstrap replicate is one multinomial draw over the confusion-matrix cells (a
     binomial for accuracy), identical in distribution to resampling items and thousands of
-    times cheaper than materialising index arrays. Items are treated as independent; words
-    of one sentence are not, so these intervals are somewhat too narrow (a sentence-level
-    bootstrap would be wider). They are good for comparing layers on the same test set.
+    times cheaper than materialising index arrays.
+
+    Words of one sentence are not independent (a hard sentence makes several errors), so
+    treating words as the resampled units gives intervals that are too narrow. With
+    ``groups`` (each item's sentence) the bootstrap resamples *sentences* with replacement
+    (a cluster bootstrap): each group's cell counts are summed once, and a replicate is the
+    multinomial draw of how often each group is picked times that (groups × cells) matrix.
+    The probing runs pass the test words' sentences.
 
 Centre of gravity (Tenney, Das & Pavlick 2019, "BERT Rediscovers the Classical NLP
 Pipeline", eq. 2)
@@ -56,8 +61,9 @@ def accuracy(y_true: Sequence, y_pred: Sequence) -> float:
 def macro_f1(y_true: Sequence, y_pred: Sequence) -> float:
     """Unweighted mean of per-class F1 over the classes seen in gold or predictions
     (scikit-learn's ``f1_score(average="macro")``)."""
-    counts, pairs, classes = _pair_counts(y_true, y_pred)
-    return float(_macro_f1_from_counts(counts[None, :], pairs, len(classes))[0])
+    cells, pairs, n_classes = _pair_cells(y_true, y_pred)
+    counts = np.bincount(cells, minlength=len(pairs)).astype(float)
+    return float(_macro_f1_from_counts(counts[None, :], pairs, n_classes)[0])
 
 
 def precision_recall_f1(y_true: Sequence, y_pred: Sequence) -> tuple[float, float, float]:
@@ -77,6 +83,7 @@ def bootstrap_ci(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    groups: Sequence | None = None,
 ) -> Estimate:
     """Point estimate and percentile bootstrap interval of a score over test items.
 
@@ -88,35 +95,76 @@ def bootstrap_ci(
         n_boot: bootstrap replicates.
         seed: random seed (same seed, same interval).
         level: coverage of the interval (0.95 = 2.5th to 97.5th percentile).
+        groups: (n,) the cluster of each item (e.g. its sentence); when given, clusters are
+            resampled instead of items (see the module doc).
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     n = int(y_true.shape[0])
     if n == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    if groups is not None and len(groups) != n:
+        raise ValueError(f"groups has {len(groups)} entries for {n} items")
     rng = np.random.default_rng(seed)
+    if callable(metric):
+        return _resampled(y_true, y_pred, metric, n_boot, rng, level, groups)
     if metric == "accuracy":
-        k = int(np.sum(y_true == y_pred))
-        point, draws = k / n, rng.binomial(n, k / n, size=n_boot) / n
+        cells = (y_true == y_pred).astype(np.int64)  # 0 wrong, 1 right
+
+        def score(counts: np.ndarray) -> np.ndarray:
+            return counts[:, 1] / np.maximum(counts.sum(axis=1), 1)
+
+        n_cells = 2
     elif metric == "macro_f1":
-        counts, pairs, classes = _pair_counts(y_true, y_pred)
-        point = float(_macro_f1_from_counts(counts[None, :], pairs, len(classes))[0])
-        draws = _macro_f1_from_counts(
-            rng.multinomial(n, counts / n, size=n_boot), pairs, len(classes)
-        )
+        cells, pairs, n_classes = _pair_cells(y_true, y_pred)
+
+        def score(counts: np.ndarray) -> np.ndarray:
+            return _macro_f1_from_counts(counts, pairs, n_classes)
+
+        n_cells = len(pairs)
     elif metric in ("f1", "precision", "recall"):
         which = ("precision", "recall", "f1").index(metric)
-        c, w, a = _outcomes(y_true, y_pred)
-        point = float(_prf(np.array([c]), np.array([w]), np.array([a]))[which, 0])
-        d = rng.multinomial(n, np.array([c, w, a]) / n, size=n_boot)
-        draws = _prf(d[:, 0], d[:, 1], d[:, 2])[which]
-    elif callable(metric):
-        point = float(metric(y_true, y_pred))
-        draws = np.empty(n_boot)
+        answered = y_pred != ABSTAIN
+        cells = np.where(answered, np.where(y_true == y_pred, 0, 1), 2)  # correct/wrong/none
+
+        def score(counts: np.ndarray) -> np.ndarray:
+            return _prf(counts[:, 0], counts[:, 1], counts[:, 2])[which]
+
+        n_cells = 3
+    else:
+        raise ValueError(f"unknown metric {metric!r}")
+    counts = np.bincount(cells, minlength=n_cells).astype(float)
+    point = float(score(counts[None, :])[0])
+    if groups is None:
+        draws = score(rng.multinomial(n, counts / n, size=n_boot).astype(float))
+    else:
+        _, group = np.unique(np.asarray(groups), return_inverse=True)
+        per_group = np.zeros((int(group.max()) + 1, n_cells))
+        np.add.at(per_group, (group, cells), 1.0)
+        g = per_group.shape[0]
+        picks = rng.multinomial(g, np.full(g, 1.0 / g), size=n_boot).astype(float)
+        draws = score(picks @ per_group)
+    return _interval(point, draws, level, n)
+
+
+def _resampled(y_true, y_pred, metric, n_boot, rng, level, groups) -> Estimate:  # noqa: ANN001
+    """Bootstrap of any ``metric(y_true, y_pred)`` by explicit resampling (items or groups)."""
+    n = int(y_true.shape[0])
+    point = float(metric(y_true, y_pred))
+    draws = np.empty(n_boot)
+    if groups is None:
         for b in range(n_boot):
             idx = rng.integers(0, n, size=n)
             draws[b] = metric(y_true[idx], y_pred[idx])
-    else:
-        raise ValueError(f"unknown metric {metric!r}")
+        return _interval(point, draws, level, n)
+    _, group = np.unique(np.asarray(groups), return_inverse=True)
+    members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
+    for b in range(n_boot):
+        idx = np.concatenate([members[i] for i in rng.integers(0, len(members), len(members))])
+        draws[b] = metric(y_true[idx], y_pred[idx])
+    return _interval(point, draws, level, n)
+
+
+def _interval(point: float, draws: np.ndarray, level: float, n: int) -> Estimate:
     alpha = (1.0 - level) / 2
     low, high = np.nanquantile(draws, [alpha, 1.0 - alpha])
     return Estimate(float(point), float(low), float(high), n)
@@ -159,13 +207,14 @@ def expected_layer(weights: Sequence[float], layers: Sequence[int] | None = None
 # -- internals ----------------------------------------------------------------------------
 
 
-def _pair_counts(y_true, y_pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts of each distinct (gold, predicted) pair; pairs as class indices (cells, 2)."""
+def _pair_cells(y_true, y_pred) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each item's (gold, predicted) cell index (n,), the cells as class-index pairs
+    (cells, 2), and the number of classes."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     classes, codes = np.unique(np.concatenate([y_true, y_pred]), return_inverse=True)
     n = y_true.shape[0]
-    cells, counts = np.unique(np.stack([codes[:n], codes[n:]], axis=1), axis=0, return_counts=True)
-    return counts.astype(float), cells, classes
+    pairs, cells = np.unique(np.stack([codes[:n], codes[n:]], axis=1), axis=0, return_inverse=True)
+    return cells.reshape(-1), pairs, len(classes)
 
 
 def _macro_f1_from_counts(counts: np.ndarray, pairs: np.ndarray, n_classes: int) -> np.ndarray:

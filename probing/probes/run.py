@@ -4,7 +4,7 @@ For a tagging task (``pos``, ``xpos``, ``ptb-pos``, ``supersense``):
 
 1. features of the train (capped by ``max_train_sentences``), dev and test splits;
 2. per layer, a :class:`LinearProbe` (C chosen on dev) scored on **test** by accuracy and
-   macro-F1 with bootstrap intervals, and the same probe (same C) trained on the
+   macro-F1 with bootstrap intervals (test sentences resampled), and the same probe (same C) trained on the
    :class:`ControlTask` labels, giving control accuracy and selectivity on the same test
    words;
 3. baselines: majority label, most frequent label per word type, a linear probe on the
@@ -19,6 +19,7 @@ the static vectors. Only the first word of a multi-word expression is an instanc
 others share its sense and would count it several times).
 
 All training uses the same (seeded) training words, so baselines and probes are comparable.
+:func:`probe_features` runs the same probes on features already extracted (an upload).
 """
 
 from __future__ import annotations
@@ -202,9 +203,53 @@ def probe_layers(
             progress=stage(f"extract {split}"), max_sentences=caps[split],
         )  # fmt: skip
     t_extract = time.perf_counter() - t0
+    results = probe_features(
+        feats, spec.name, model=encoder.info.name, dataset=dataset, progress=progress,
+        seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
+        scalar_mix=scalar_mix, control=control,
+    )  # fmt: skip
+    results.meta = {
+        "encoder": encoder.info.name,
+        "layer_names": list(encoder.info.layer_names),
+        "label_field": label,
+        "pooling": pooling,
+        "max_train_sentences": max_train_sentences,
+        "n_words_encoded": int(sum(f.n_words_total for f in feats.values())),
+        **results.meta,
+    }
+    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    return results
 
+
+def probe_features(
+    feats: dict[str, Features],
+    task: str,
+    *,
+    model: str,
+    dataset: str,
+    progress: ProbeProgress | None = None,
+    seed: int = 0,
+    max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
+    Cs: Sequence[float] = DEFAULT_CS,
+    n_boot: int = 1000,
+    scalar_mix: bool = True,
+    control: bool = True,
+) -> ProbeResults:
+    """The probes of :func:`probe_layers` on features already extracted.
+
+    Args:
+        feats: ``train`` and ``test`` :class:`Features` (labels selected), and ``dev`` for
+            a tagging task if there is one; without it each linear probe chooses C on 10 %
+            of its training words and the scalar mix trains for its full epochs.
+        task: a task name (see :mod:`probing.probes.tasks`).
+        model, dataset: names recorded in the results.
+        Other arguments as in :func:`probe_layers`.
+    """
+    spec = get_task(task)
+    report = progress or (lambda stage, done, total: None)
+    fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
     run = _WsdRun if spec.kind == "wsd" else _TaggingRun
-    runner = run(spec, dataset, encoder.info.name, feats, seed, n_boot, stage("fit"))
+    runner = run(spec, dataset, model, feats, seed, n_boot, fit_progress)
     t1 = time.perf_counter()
     if spec.kind == "wsd":
         runner.run()
@@ -219,25 +264,20 @@ def probe_layers(
     cog = centre_of_gravity(per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float))
     test, train = feats["test"], feats["train"]
     meta = {
-        "encoder": encoder.info.name,
-        "layer_names": list(encoder.info.layer_names),
-        "label_field": label,
         "layers": list(test.layer_ids),
-        "pooling": pooling,
         "seed": seed,
         "n_boot": n_boot,
-        "max_train_sentences": max_train_sentences,
+        "bootstrap_unit": "sentence",
         "max_train_words": max_train_words if spec.kind != "wsd" else None,
         "n_train_sentences": len(train.sent_ids),
         "n_test_sentences": len(test.sent_ids),
         "n_dev_sentences": len(feats["dev"].sent_ids) if "dev" in feats else 0,
         "eval_split": "test",
-        "timing_s": {"extract": round(t_extract, 2), "fit": round(t_fit, 2)},
-        "n_words_encoded": int(sum(f.n_words_total for f in feats.values())),
+        "timing_s": {"fit": round(t_fit, 2)},
         **runner.meta,
     }
     return ProbeResults(
-        model=encoder.info.name, task=spec.name, dataset=dataset, table=table,
+        model=model, task=spec.name, dataset=dataset, table=table,
         scalar_mix=runner.mix, centre_of_gravity=cog, meta=meta,
     )  # fmt: skip
 
@@ -280,8 +320,11 @@ class _Run:
             }
         )  # fmt: skip
 
-    def ci(self, y_true, y_pred, metric: str) -> Estimate:  # noqa: ANN001
-        return bootstrap_ci(y_true, y_pred, metric, n_boot=self.n_boot, seed=self.seed)
+    def ci(self, y_true, y_pred, metric: str, groups: np.ndarray) -> Estimate:  # noqa: ANN001
+        # Test words resampled by sentence: words of one sentence are not independent.
+        return bootstrap_ci(
+            y_true, y_pred, metric, n_boot=self.n_boot, seed=self.seed, groups=groups
+        )
 
 
 class _TaggingRun(_Run):
@@ -290,24 +333,31 @@ class _TaggingRun(_Run):
     ) -> None:
         # Every fit uses the same training words: subsample once here.
         train = self.feats["train"].subsample(max_train_words, seed=self.seed)
-        dev, test = self.feats["dev"], self.feats["test"]
+        dev, test = self.feats.get("dev"), self.feats["test"]
         layer_ids = test.layer_ids
-        y_tr, y_dev, y_te = train.labels, dev.labels, test.labels
+        y_tr, y_te, g_te = train.labels, test.labels, test.sentence_index
+        y_dev = None if dev is None else dev.labels
+
+        def on_dev(layer: int | None) -> np.ndarray | None:
+            if dev is None:
+                return None
+            return dev.static if layer is None else dev.layer(layer)
+
         steps = len(layer_ids) * (2 if control else 1) + 1 + int(scalar_mix)
         done = 0
         self.progress(done, steps)
 
         for name, base in (("majority", MajorityBaseline()), ("word_type", WordTypeBaseline())):
             pred = base.fit(train.words, y_tr).predict(test.words)
-            self.add(name, None, "accuracy", self.ci(y_te, pred, "accuracy"))
-            self.add(name, None, "macro_f1", self.ci(y_te, pred, "macro_f1"))
+            self.add(name, None, "accuracy", self.ci(y_te, pred, "accuracy", g_te))
+            self.add(name, None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
         seen = WordTypeBaseline().fit(train.words, y_tr).seen(test.words)
 
         probe_kw = {"Cs": Cs, "max_train_words": None, "random_state": self.seed}
-        static = LinearProbe(**probe_kw).fit(train.static, y_tr, dev.static, y_dev)
+        static = LinearProbe(**probe_kw).fit(train.static, y_tr, on_dev(None), y_dev)
         pred = static.predict(test.static)
-        self.add("static", None, "accuracy", self.ci(y_te, pred, "accuracy"))
-        self.add("static", None, "macro_f1", self.ci(y_te, pred, "macro_f1"))
+        self.add("static", None, "accuracy", self.ci(y_te, pred, "accuracy", g_te))
+        self.add("static", None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
         done += 1
         self.progress(done, steps)
 
@@ -317,13 +367,13 @@ class _TaggingRun(_Run):
         chosen, dev_scores, oov_acc = {}, {}, {}
         for layer in layer_ids:
             X_tr, X_te = train.layer(layer), test.layer(layer)
-            probe = LinearProbe(**probe_kw).fit(X_tr, y_tr, dev.layer(layer), y_dev)
+            probe = LinearProbe(**probe_kw).fit(X_tr, y_tr, on_dev(layer), y_dev)
             pred = probe.predict(X_te)
             chosen[layer], dev_scores[layer] = probe.C_, probe.dev_scores_
             oov_acc[layer] = float(np.mean(pred[~seen] == y_te[~seen])) if (~seen).any() else None
             done += 1
             self.progress(done, steps)
-            acc = self.ci(y_te, pred, "accuracy")
+            acc = self.ci(y_te, pred, "accuracy", g_te)
             c_acc = sel = math.nan
             if control:
                 # Same probe family, same C, same words: only the labels differ.
@@ -333,15 +383,16 @@ class _TaggingRun(_Run):
                 done += 1
                 self.progress(done, steps)
             self.add("linear", layer, "accuracy", acc, c_acc, sel)
-            self.add("linear", layer, "macro_f1", self.ci(y_te, pred, "macro_f1"))
+            self.add("linear", layer, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
 
         if scalar_mix:
             probe = ScalarMixProbe(max_train_words=None, random_state=self.seed)
-            probe.fit(train.layers, y_tr, dev.layers, y_dev, layers=layer_ids)
+            probe.fit(train.layers, y_tr, None if dev is None else dev.layers, y_dev,
+                      layers=layer_ids)  # fmt: skip
             pred = probe.predict(test.layers)
-            acc = self.ci(y_te, pred, "accuracy")
+            acc = self.ci(y_te, pred, "accuracy", g_te)
             self.add("scalar_mix", None, "accuracy", acc)
-            self.add("scalar_mix", None, "macro_f1", self.ci(y_te, pred, "macro_f1"))
+            self.add("scalar_mix", None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
             self.mix = {
                 "layers": list(layer_ids),
                 "weights": [float(w) for w in probe.weights_],
@@ -357,7 +408,7 @@ class _TaggingRun(_Run):
         self.meta.update(
             {
                 "n_train_words": train.n_words,
-                "n_dev_words": dev.n_words,
+                "n_dev_words": 0 if dev is None else dev.n_words,
                 "n_test_words": test.n_words,
                 "n_labels": int(len(np.unique(y_tr))),
                 "test_unseen_type_rate": float(np.mean(~seen)),
@@ -380,7 +431,7 @@ class _WsdRun(_Run):
         k_tr = np.array([lemma_key(s) for s in train.labels])
         k_te = np.array([lemma_key(s) for s in test.labels])
         y_tr, y_te = train.labels, test.labels
-        self.y_test = y_te
+        self.y_test, self.g_test = y_te, test.sentence_index
         seen = np.isin(k_te, k_tr)
         backoff = first_sense_backoff()
         steps = len(test.layer_ids) + 1
@@ -412,10 +463,10 @@ class _WsdRun(_Run):
         )
 
     def _score(self, probe: str, layer: int | None, pred: np.ndarray, seen: np.ndarray) -> None:
-        y = self.y_test
+        y, g = self.y_test, self.g_test
         for metric in ("f1", "precision", "recall"):
-            self.add(probe, layer, metric, self.ci(y, pred, metric))
-        self.add(probe, layer, "accuracy_seen", self.ci(y[seen], pred[seen], "accuracy"))
+            self.add(probe, layer, metric, self.ci(y, pred, metric, g))
+        self.add(probe, layer, "accuracy_seen", self.ci(y[seen], pred[seen], "accuracy", g[seen]))
 
 
 # -- helpers ------------------------------------------------------------------------------

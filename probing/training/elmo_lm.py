@@ -61,6 +61,7 @@ from probing.encoders.elmo import (
     load_bilm,
     save_elmo,
 )
+from probing.training.commands import reproducing_command
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)  # vocab ids 0, 1, 2
@@ -381,7 +382,7 @@ read.
 ## Reproduce
 
 ```
-{log.get("command", "")}
+{reproducing_command(log.get("command", ""))}
 ```
 
 (`python -m probing train-elmo` takes the same arguments.) Regenerate this card with

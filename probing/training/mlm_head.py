@@ -25,6 +25,7 @@ import json
 import math
 import os
 import random
+import re
 import shlex
 import signal
 import sys
@@ -39,6 +40,7 @@ import torch
 
 from probing.config import cache_dir
 from probing.embedded import MINILM_MLM_DELTA
+from probing.training.commands import reproducing_command
 
 MLM_PROB = 0.15
 MASK_FRAC, RANDOM_FRAC = 0.8, 0.1  # of the selected pieces; the rest are kept as they are
@@ -478,6 +480,30 @@ def write_model_card(export_dir: Path, log: dict[str, Any]) -> None:
     def pct(x: float | None) -> str:
         return "—" if x is None else f"{100 * x:.1f} %"
 
+    command = "OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 " + reproducing_command(
+        log.get("command", "python -m probing.training.mlm_head")
+    )
+    schedule = log.get("schedule") or []
+    schedule_end, reproduce = f"{args.get('max_tokens', 0):,} pieces", command
+    if len(schedule) > 1:
+        # The decay end was moved on a resume: say so, and how to replay it exactly.
+        moves = "; ".join(
+            f"at {seg['from_tokens']:,} pieces (step {seg['from_step']:,}) it was moved to "
+            f"{seg['max_tokens']:,}"
+            for seg in schedule[1:]
+        )
+        schedule_end = f"{schedule[0]['max_tokens']:,} pieces as first set; {moves}"
+        steps = [seg["from_step"] for seg in schedule[1:]] + [None]
+        lines = []
+        for seg, end in zip(schedule, steps, strict=True):
+            line = re.sub(r"--max-tokens[ =]\d+", f"--max-tokens {seg['max_tokens']}", command)
+            if "--max-tokens" not in line:
+                line += f" --max-tokens {seg['max_tokens']}"
+            if end is not None:
+                line += f" --max-steps {end - seg['from_step']}"
+            lines.append(line)
+        reproduce = "\n".join(lines)
+
     text = f"""# minilm-l6-mlm: an MLM head for all-MiniLM-L6-v2, trained by ContextLens
 
 **Read this first.** This is a masked-language-model head trained *here*, on CPU, on a few
@@ -514,7 +540,7 @@ EWT dev/test and the probing dev/test documents were never trained on.
 
 BERT-style MLM: 15 % of word pieces selected (80 % [MASK], 10 % random piece, 10 % unchanged).
 AdamW: head lr {args.get("lr_head")}, layer lr {args.get("lr")}, weight decay {args.get("weight_decay")}.
-Schedule: {args.get("warmup_tokens", 0):,}-token warmup, then {args.get("schedule")} decay over {args.get("max_tokens", 0):,} tokens.
+Schedule: {args.get("warmup_tokens", 0):,}-token warmup, then {args.get("schedule")} decay to 0 at {schedule_end}.
 Batches of {args.get("batch_size")} packed sequences; fp32 on CPU, one thread.
 
 This delta: **{ex.get("tokens_seen", 0):,} word pieces seen** (padding excluded; about {ex.get("tokens_seen", 0) / max(corpus.get("packed_pieces", 1), 1):.1f} passes over the corpus), {ex.get("step", 0):,} steps, {hours:.1f} h of training.
@@ -536,12 +562,14 @@ are not embedded and need a download). The full evaluation history is in `traini
 ## Reproduce
 
 ```
-OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 {log.get("command", "python -m probing.training.mlm_head")}
+{reproduce}
 ```
 
 It checkpoints to `~/.cache/contextlens/train/minilm-l6-mlm/` and resumes from there (or from
 this delta when the checkpoint is gone), and re-exports this folder at each evaluation that
-improves held-out top-5.
+improves held-out top-5 (`--max-steps` stops a run after that many steps; the next command
+resumes it from the checkpoint). Regenerate this card with
+`python -m probing.training.mlm_head --write-card models/minilm-l6-mlm`.
 
 ## Licences
 
@@ -585,6 +613,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
     parser.add_argument("--log-every", type=int, default=20, help="steps between log lines")
     parser.add_argument("--fresh", action="store_true", help="ignore checkpoint and delta")
+    parser.add_argument(
+        "--write-card", type=Path, default=None, metavar="FOLDER",
+        help="only rewrite FOLDER/README.md from its training_log.json, then exit",
+    )  # fmt: skip
 
 
 def _log(msg: str) -> None:
@@ -608,6 +640,11 @@ def next_eval_after(tokens: int, eval_every: int) -> int:
 
 
 def train(args: argparse.Namespace, command: str) -> int:
+    if args.write_card is not None:
+        log = json.loads((args.write_card / LOG_NAME).read_text(encoding="utf-8"))
+        write_model_card(args.write_card, log)
+        print(args.write_card / "README.md")
+        return 0
     from probing.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
     from probing.training.corpus import heldout_sentences, training_sentences
 
@@ -653,6 +690,8 @@ def train(args: argparse.Namespace, command: str) -> int:
         "seq_len": args.seq_len,
         "np_rng": None,
         "py_rng": None,
+        # Each (re)start that changed --max-tokens: the lr schedule's decay end from then on.
+        "schedule": [{"from_step": 0, "from_tokens": 0, "max_tokens": args.max_tokens}],
     }
     rng = np.random.default_rng(args.seed)
     if ckpt_path.is_file() and not args.fresh:
@@ -673,6 +712,12 @@ def train(args: argparse.Namespace, command: str) -> int:
         rng.bit_generator.state = saved["np_rng"]
         random.setstate(_py_state_from_json(saved["py_rng"]))
         _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
+        if state["schedule"][-1]["max_tokens"] != args.max_tokens:
+            state["schedule"].append(
+                {"from_step": state["step"], "from_tokens": state["tokens_seen"],
+                 "max_tokens": args.max_tokens}
+            )  # fmt: skip
+            _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
     elif (export_dir / "delta.json").is_file() and not args.fresh:
         manifest = read_manifest(export_dir)
         apply_delta(model, export_dir, base_sha256=base_sha)
@@ -706,6 +751,7 @@ def train(args: argparse.Namespace, command: str) -> int:
             "wall_time_s": round(state["wall_time_s"], 1),
             "evals": state["evals"],
             "exported": state["exported"],
+            "schedule": state["schedule"],
         }
 
     def do_eval() -> None:
