@@ -349,4 +349,6 @@ def test_training_smoke_run_checkpoints_resumes_and_exports(tmp_path, monkeypatc
     enc = load_elmo(tmp_path / "out")
     assert enc.encode("the bank .")[0].layers.shape == (3, 3, 256)
     card = (tmp_path / "out" / "README.md").read_text()
-    assert "elmo-original" in card and log["command"] in card
+    assert "elmo-original" in card
+    assert elmo_lm.reproducing_command(log["command"]) + "\n" in card  # paths of this run dropped
+    assert "--max-steps 2" in card and "--checkpoint-dir" not in card
