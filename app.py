@@ -1,4 +1,5 @@
-"""ContextLens home page: what each page shows, the model picker and the model's card.
+"""ContextLens home page: what each page shows, the model picker, the model's card and what
+the embedded models are.
 
 The pages in ``pages/`` are Streamlit's multipage pages. (``st.navigation`` could rename this
 page "Home" in the sidebar, but Streamlit then still serves a direct link to a page through
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from probing.registry import ENTRIES
 from ui.common import (
     get_encoder,
     list_pages,
@@ -40,3 +42,17 @@ for name in names:
     encoder = get_encoder(name)
     if encoder is not None:
         provenance_card(encoder)
+
+others = [e for e in ENTRIES.values() if e.embedded and e.name not in names]
+if others:
+    st.subheader("Also shipped with ContextLens")
+    st.caption(
+        "The embedded models work offline. Two were trained here, by ContextLens's own code, "
+        "on a few million words: they show the methods, not what large pretrained models know."
+    )
+    for col, e in zip(st.columns(len(others)), others, strict=True):
+        with col.container(border=True):
+            st.markdown(f"**{e.name}**")
+            st.caption(e.provenance)
+            if e.how_to_get_real:
+                st.caption(f"The real thing: {e.how_to_get_real}")
