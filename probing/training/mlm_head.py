@@ -480,6 +480,11 @@ def write_model_card(export_dir: Path, log: dict[str, Any]) -> None:
     def pct(x: float | None) -> str:
         return "—" if x is None else f"{100 * x:.1f} %"
 
+    curve = "\n".join(
+        f"| {e['tokens_seen']:,} | {pct(e.get('top1'))} | {pct(e.get('top5'))} |"
+        for e in log.get("evals", [])
+        if e.get("tokens_seen")
+    )
     command = "OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 " + reproducing_command(
         log.get("command", "python -m probing.training.mlm_head")
     )
@@ -557,7 +562,13 @@ each sentence's pieces masked, all as [MASK]; a fixed sample of {ev.get("n", 0):
 | this head | **{pct(ev.get("top1"))}** | **{pct(ev.get("top5"))}** |
 
 For scale: real BERT checkpoints do far better on this kind of test (not measured here: they
-are not embedded and need a download). The full evaluation history is in `training_log.json`.
+are not embedded and need a download).
+
+Learning curve (same sample; the exported delta is the evaluation with the best top-5):
+
+| pieces seen | top-1 | top-5 |
+|---|---|---|
+{curve}
 
 ## Reproduce
 
