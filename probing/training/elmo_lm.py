@@ -315,6 +315,22 @@ def _fmt_duration(seconds: float) -> str:
     return f"{h} h {m:02d} min"
 
 
+def _stopped_early(log: dict[str, Any]) -> str:
+    seen, planned = log.get("tokens_seen", 0), log.get("max_tokens", 0)
+    if not planned or seen >= planned:
+        return ""
+    return f" (stopped at {seen:,}, {100 * seen / planned:.0f} % of the way)"
+
+
+def _stop_note(log: dict[str, Any]) -> str:
+    if not _stopped_early(log) or not log.get("steps"):
+        return ""
+    return (
+        f"These weights are from step {log['steps']:,}, where the run was stopped (SIGTERM "
+        f"exports): add `--max-steps {log['steps']}` to stop a fresh run at the same point. "
+    )
+
+
 def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Path:
     """(Re)write ``folder/README.md`` from ``folder/training_log.json``."""
     folder = Path(folder)
@@ -372,7 +388,7 @@ read.
 - Wall time: {_fmt_duration(log.get("wall_time_s", 0))} on {log.get("threads", 1)} CPU thread(s)
 - Each sentence is read on its own, `<S> w1 … wn </S>`, from zero LSTM state (the original
   carried state across 20-token windows); encode with the default stateless `ElmoEncoder`
-- Optimiser: Adam, lr {log.get("lr")}, warmup then cosine decay, gradient clip {log.get("clip")}, dropout {log.get("dropout")}
+- Optimiser: Adam, lr {log.get("lr")}, warmup then cosine decay planned over {log.get("max_tokens", 0):,} tokens{_stopped_early(log)}, gradient clip {log.get("clip")}, dropout {log.get("dropout")}
 - Held-out perplexity: {ppl}
 
 | tokens seen | wall time | ppl forward | ppl backward |
@@ -385,7 +401,7 @@ read.
 {reproducing_command(log.get("command", ""))}
 ```
 
-(`python -m probing train-elmo` takes the same arguments.) Regenerate this card with
+{_stop_note(log)}(`python -m probing train-elmo` takes the same arguments.) Regenerate this card with
 `python -m probing.training.elmo_lm --write-card {card_folder}`.
 """
     tmp = folder / ".README.md.tmp"
