@@ -132,9 +132,9 @@ def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: s
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
     units = {r.meta.get("bootstrap_unit", "word") for r in results}
-    return "sentences" if units == {"sentence"} else "words" if units == {"word"} else (
-        "sentences or words, by run"
-    )
+    if len(units) > 1:
+        return "sentences or words, by run"
+    return f"{units.pop()}s"
 
 
 def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:

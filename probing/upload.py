@@ -52,9 +52,6 @@ _FIELDS = ("id", "form", "lemma", "upos", "xpos")
 _WORD_ID = re.compile(r"[1-9][0-9]*")
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*")
 _EMPTY_NODE_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
-# The encoders drop control characters and blank words (probing.encoders.base); a word that
-# would vanish is replaced so that the word count stays aligned with the labels.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _error(line: int | None, message: str) -> DataFormatError:
