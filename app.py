@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from probing.registry import ENTRIES
+from probing.models.registry import ENTRIES
 from ui.common import (
     get_encoder,
     list_pages,

@@ -46,10 +46,10 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
 
 def main() -> int:
     import probing
-    from probing.attention import attention_view, encode_attention
+    from probing.analyses.attention import attention_view, encode_attention
+    from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer
+    from probing.analyses.sense_geometry import project, warm_up_umap
     from probing.figures.attention import head_view_figure, model_view_figure
-    from probing.fill_mask import fill_mask, fill_mask_by_layer
-    from probing.sense_geometry import project, warm_up_umap
 
     rows: list[tuple[str, str]] = []
     n_words = len(SENTENCE_60.split())
@@ -95,7 +95,9 @@ def main() -> int:
     rows.append(("PCA: 2,000 × 384 points", f"{t:.2f} s"))
 
     load = os.getloadavg()[0]
-    print(f"\n{date.today()} · {os.cpu_count()} cores, {platform.machine()}, no GPU · load avg {load:.1f}\n")
+    print(
+        f"\n{date.today()} · {os.cpu_count()} cores, {platform.machine()}, no GPU · load avg {load:.1f}\n"
+    )
     print("| what | median of 3 |\n|---|---|")
     for what, value in rows:
         print(f"| {what} | {value} |")

@@ -101,13 +101,17 @@ async def run(url: str, sessions: int, seconds: float, paths: list[str]) -> dict
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         until = time.monotonic() + seconds
-        await asyncio.gather(*(session(browser, url, paths, until, s, out) for s in range(sessions)))
+        await asyncio.gather(
+            *(session(browser, url, paths, until, s, out) for s in range(sessions))
+        )
         await browser.close()
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sessions", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--url", help="a running server on loopback (default: start one)")
@@ -133,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
             "errors": len(res["errors"]),
             "p50_s": round(statistics.median(all_lat), 2) if all_lat else None,
             "p95_s": round(q[18], 2),
-            "per_page_p50_s": {k: round(statistics.median(v), 2) for k, v in res["latency"].items()},
+            "per_page_p50_s": {
+                k: round(statistics.median(v), 2) for k, v in res["latency"].items()
+            },
             "server_peak_rss_mib": peak_rss_mib(server_pid) if server_pid else None,
             "error_samples": res["errors"][:5],
         }

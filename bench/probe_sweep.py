@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before = os.getloadavg()
     t0 = time.perf_counter()
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     encoder = load_encoder(args.model)
     t_load = time.perf_counter() - t0

@@ -26,13 +26,13 @@ __all__ = [
 
 def load_encoder(name_or_path: str, device: str | None = None):
     """Load an encoder by registry name, hub id or local folder (cached per process)."""
-    from probing.registry import load_encoder as _load
+    from probing.models.registry import load_encoder as _load
 
     return _load(name_or_path, device=device)
 
 
 def available_models() -> list[str]:
     """Registry names, embedded defaults first."""
-    from probing.registry import available_models as _available
+    from probing.models.registry import available_models as _available
 
     return _available()

@@ -1,7 +1,7 @@
-"""``python -m probing``: see :mod:`probing.cli`."""
+"""``python -m probing``: see :mod:`probing.cli.main`."""
 
 import sys
 
-from probing.cli import main
+from probing.cli.main import main
 
 sys.exit(main())

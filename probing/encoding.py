@@ -91,7 +91,9 @@ def pool_pieces(
         return piece_vectors[..., [g[0] for g in groups], :]
     if pooling == "last":
         return piece_vectors[..., [g[-1] for g in groups], :]
-    out = np.empty(piece_vectors.shape[:-2] + (n_words, piece_vectors.shape[-1]), piece_vectors.dtype)
+    out = np.empty(
+        piece_vectors.shape[:-2] + (n_words, piece_vectors.shape[-1]), piece_vectors.dtype
+    )
     for i, g in enumerate(groups):
         out[..., i, :] = piece_vectors[..., g, :].mean(axis=-2)
     return out

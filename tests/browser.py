@@ -42,11 +42,24 @@ def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> 
     log = open(REPO / f".streamlit-e2e-{port}.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", "app.py",
-            "--server.address", "127.0.0.1", "--server.port", str(port),
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
         ],
-        cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -18,7 +18,7 @@ def test_home_page_renders_default_model():
     assert "minilm-l6" in text and "384 dims" in text
     assert not at.error
     # Every embedded model is named with what it is; the trained ones with their measured
-    # held-out quality (read from their training logs, see probing.embedded.training_summary).
+    # held-out quality (read from their training logs, see probing.models.embedded.training_summary).
     captions = " ".join(c.value for c in at.caption)
     assert "held-out perplexity on UD-EWT dev" in captions  # elmo-mini
     assert "top-1/top-5 guess is right" in captions  # minilm-l6-mlm

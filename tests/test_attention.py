@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from probing.attention import (
+from probing.analyses.attention import (
     AttentionMap,
     NoAttentionError,
     attention_frame,
@@ -70,7 +70,11 @@ def test_word_level_is_sum_over_attended_pieces_mean_over_attending_pieces(encod
     words = word_attention(pieces)
     att = encoding.attentions
     # Units in order: [CLS], the words, [SEP]; their piece indices.
-    units = [[0]] + [encoding.pieces_of(i) for i in range(len(encoding.words))] + [[len(encoding.pieces) - 1]]
+    units = (
+        [[0]]
+        + [encoding.pieces_of(i) for i in range(len(encoding.words))]
+        + [[len(encoding.pieces) - 1]]
+    )
     for layer in (0, 3, 5):
         for head in (0, 7):
             for a, from_pieces in enumerate(units):
@@ -95,7 +99,9 @@ def test_hiding_special_tokens_renormalises_rows(encoding, pieces):
     for a, p in enumerate(keep):
         mass = sum(float(att[layer, head, p, q]) for q in keep)
         for b, q in enumerate(keep):
-            assert hidden.weights[layer, head, a, b] == pytest.approx(att[layer, head, p, q] / mass, abs=1e-5)
+            assert hidden.weights[layer, head, a, b] == pytest.approx(
+                att[layer, head, p, q] / mass, abs=1e-5
+            )
     # Word level without specials: word rows renormalised, also summing to 1.
     words = attention_view(pieces, "word", show_special=False)
     assert words.tokens == encoding.words
@@ -141,8 +147,10 @@ def test_head_statistics_match_a_hand_computation(minilm):
 
 
 def test_head_statistics_stream_weigh_by_length_and_report_progress(minilm):
-    encs = minilm.encode(["A short one.", "This second sentence is a good deal longer than the first."],
-                         attentions=True)
+    encs = minilm.encode(
+        ["A short one.", "This second sentence is a good deal longer than the first."],
+        attentions=True,
+    )
     calls = []
     streamed = head_statistics((e for e in encs), progress=lambda d, t: calls.append(d))
     assert calls == [1, 2]
@@ -227,7 +235,9 @@ def test_attention_frame_is_long_format(pieces):
     frame = attention_frame(pieces, layers=[2], heads=[3, 4])
     n = pieces.n_tokens
     assert len(frame) == 2 * n * n
-    row = frame[(frame["head"] == 4) & (frame["from_index"] == 1) & (frame["to_index"] == 2)].iloc[0]
+    row = frame[(frame["head"] == 4) & (frame["from_index"] == 1) & (frame["to_index"] == 2)].iloc[
+        0
+    ]
     assert row["weight"] == pytest.approx(float(pieces.weights[1, 4, 1, 2]))
     assert row["from_token"] == pieces.tokens[1] and row["layer"] == 2
 
@@ -237,7 +247,9 @@ def test_corpus_statistics_over_ud_ewt_dev(minilm, data_dir):
     assert len(sentences) == 12 and all(isinstance(w, str) for s in sentences for w in s)
     assert sample_sentences("ud-ewt", "dev", n=12, data_dir=data_dir) == sentences  # deterministic
     calls = []
-    stats = corpus_statistics(minilm, sentences, batch_size=5, progress=lambda d, t: calls.append((d, t)))
+    stats = corpus_statistics(
+        minilm, sentences, batch_size=5, progress=lambda d, t: calls.append((d, t))
+    )
     assert calls == [(5, 12), (10, 12), (12, 12)]
     assert stats.n_sentences == 12 and stats.skipped == 0
     assert stats.shape == (6, 12)
@@ -270,7 +282,8 @@ def test_figures_build_and_cap_lines(pieces):
     fig = head_view_figure(view, layer=1, heads=list(range(12)), max_lines=50, min_weight=0.0)
     drawn = sum(
         sum(1 for y in t.y if y is not None and not (isinstance(y, float) and math.isnan(y))) // 2
-        for t in fig.data if t.mode == "lines" and t.hoverinfo == "skip"
+        for t in fig.data
+        if t.mode == "lines" and t.hoverinfo == "skip"
     )
     assert drawn == 50
     focused = head_view_figure(view, layer=1, heads=[0], focus=2, min_weight=0.0)
@@ -283,12 +296,22 @@ def test_figures_build_and_cap_lines(pieces):
 
 
 def test_cli_writes_csv_html_and_json(tmp_path, data_dir):
-    from probing import cli_attention
+    from probing.cli import attention as cli_attention
 
     parser = argparse.ArgumentParser()
     cli_attention.add_arguments(parser)
     args = parser.parse_args(
-        ["--model", "minilm-l6", "--dataset", "ud-ewt", "--n-sentences", "6", "--out", str(tmp_path), "--quiet"]
+        [
+            "--model",
+            "minilm-l6",
+            "--dataset",
+            "ud-ewt",
+            "--n-sentences",
+            "6",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
     )
     assert cli_attention.run(args) == 0
     csv = (tmp_path / "head_statistics.csv").read_text().splitlines()

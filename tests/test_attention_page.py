@@ -69,7 +69,9 @@ def test_sentence_pair(page):
 
 def test_corpus_statistics_over_ud_ewt_dev(page):
     page.radio(key="attn_view").set_value("Head statistics").run()
-    page.radio(key="attn_stats_source").set_value(page.radio(key="attn_stats_source").options[1]).run()
+    page.radio(key="attn_stats_source").set_value(
+        page.radio(key="attn_stats_source").options[1]
+    ).run()
     page.number_input(key="attn_n").set_value(10).run()
     assert len(charts(page)) == 0
     page.button(key="attn_run").click().run()
@@ -95,7 +97,9 @@ def test_elmo_gets_an_info_message_not_an_error(monkeypatch, data_dir):
     folder = data_dir / "allennlp-elmo-fixture"
     elmo = load_elmo((folder / "options.json", folder / "lm_weights.hdf5"), name="elmo-mini")
     real = ui.common.load_model
-    monkeypatch.setattr(ui.common, "load_model", lambda name: elmo if name == "elmo-mini" else real(name))
+    monkeypatch.setattr(
+        ui.common, "load_model", lambda name: elmo if name == "elmo-mini" else real(name)
+    )
     at = AppTest.from_file(PAGE, default_timeout=180).run()
     at.sidebar.multiselect[0].set_value(["elmo-mini"]).run()
     assert not at.exception and not at.error

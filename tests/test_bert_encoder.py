@@ -84,7 +84,11 @@ def test_attentions_rows_sum_to_one(minilm):
 
 
 def test_batch_equals_one_at_a_time(minilm):
-    texts = ["Short one.", "A considerably longer sentence that forces padding in the batch .", "Mid length here ."]
+    texts = [
+        "Short one.",
+        "A considerably longer sentence that forces padding in the batch .",
+        "Mid length here .",
+    ]
     batched = minilm.encode(texts, attentions=True)
     for text, b in zip(texts, batched, strict=True):
         (single,) = minilm.encode(text, attentions=True)
@@ -153,7 +157,7 @@ def test_models_loaded_once_per_process(minilm):
 
 
 def test_local_folder_loads(minilm, tmp_path):
-    from probing.embedded import minilm_dir
+    from probing.models.embedded import minilm_dir
 
     enc = probing.load_encoder(str(minilm_dir()))
     assert enc.info.n_layers == 6

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from probing.cli_probe import main
+from probing.cli.probe import main
 from probing.probes import COLUMNS, ProbeResults
 from probing.probes.store import output_stem
 
@@ -69,7 +69,7 @@ def test_output_names_are_file_safe():
 
 
 def test_data_list_and_download_arguments(data_dir, capsys):
-    from probing import cli_data
+    from probing.cli import data as cli_data
 
     parser = argparse.ArgumentParser()
     cli_data.add_arguments(parser)

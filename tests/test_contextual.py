@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probing.contextual import (
+from probing.analyses.contextual import (
     OccurrenceComparison,
     build_vocabulary,
     compare_occurrences,
@@ -57,7 +57,9 @@ def test_cosine_matrix_matches_a_loop_and_is_exactly_one_for_equal_vectors():
     for i in range(5):
         for j in range(5):
             x, y = a[i].astype(np.float64), a[j].astype(np.float64)
-            assert sims[i, j] == pytest.approx(x @ y / np.linalg.norm(x) / np.linalg.norm(y), abs=1e-12)
+            assert sims[i, j] == pytest.approx(
+                x @ y / np.linalg.norm(x) / np.linalg.norm(y), abs=1e-12
+            )
     assert sims[1, 3] == 1.0 and sims[3, 1] == 1.0
     assert np.all(np.diag(sims) == 1.0)
     assert cosine_matrix(np.zeros((2, 3)))[0, 1] == 0.0
@@ -131,7 +133,9 @@ def test_works_for_elmo_too(data_dir):
 
     folder = data_dir / "allennlp-elmo-fixture"
     elmo = load_elmo((folder / "options.json", folder / "lm_weights.hdf5"), name="elmo-fixture")
-    comp = compare_occurrences(elmo, ["The river bank is muddy .", "The bank lends money ."], "bank")
+    comp = compare_occurrences(
+        elmo, ["The river bank is muddy .", "The bank lends money ."], "bank"
+    )
     assert comp.layers.shape[0] == 3 and comp.static_similarity[0, 1] == 1.0
     assert comp.similarity[0, 0, 1] == 1.0  # layer 0 is the context-free token layer
     assert comp.similarity[1, 0, 1] < 1.0 and comp.similarity[2, 0, 1] < 1.0

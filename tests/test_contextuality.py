@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from probing.contextuality import (
+from probing.analyses.contextuality import (
     CorpusVectors,
     contextuality_table,
     intra_sentence_similarity,
@@ -64,14 +64,18 @@ def test_metrics_match_explicit_loops(tiny):
     # "the" twice in sentence 0: that pair is not a different context and is left out.
     assert self_similarity(v[the], tiny.sentence_ids[the]) == pytest.approx(
         loop_self_similarity(v[the], tiny.sentence_ids[the]), abs=1e-9)  # fmt: skip
-    assert self_similarity(v[[0, 2]], [0, 0]) is not None and math.isnan(self_similarity(v[[0, 2]], [0, 0]))
+    assert self_similarity(v[[0, 2]], [0, 0]) is not None and math.isnan(
+        self_similarity(v[[0, 2]], [0, 0])
+    )
     assert intra_sentence_similarity(v[:3]) == pytest.approx(loop_intra(v[:3]), abs=1e-9)
     assert max_explainable_variance(v[bank]) == pytest.approx(loop_mev(v[bank]), abs=1e-9)
     assert max_explainable_variance(v) == pytest.approx(loop_mev(v), abs=1e-9)  # n > dim
     pairs = random_pairs(tiny.sentence_ids, 50, np.random.default_rng(0))
     assert pairs.shape == (50, 2)
     assert np.all(tiny.sentence_ids[pairs[:, 0]] != tiny.sentence_ids[pairs[:, 1]])
-    assert mean_pair_cosine(v, pairs) == pytest.approx(np.mean([cos(v[i], v[j]) for i, j in pairs]), abs=1e-9)
+    assert mean_pair_cosine(v, pairs) == pytest.approx(
+        np.mean([cos(v[i], v[j]) for i, j in pairs]), abs=1e-9
+    )
 
 
 def test_table_matches_loops_and_static_is_one(tiny):
@@ -107,7 +111,7 @@ def test_too_few_occurrences_is_explained(tiny):
 
 @pytest.mark.slow
 def test_self_similarity_falls_with_depth_on_minilm(minilm):
-    from probing.contextuality import encode_corpus, sample_corpus
+    from probing.analyses.contextuality import encode_corpus, sample_corpus
 
     corpus = encode_corpus(minilm, sample_corpus("ud-ewt", "train", 150, seed=0))
     table = contextuality_table(corpus, seed=0).set_index("layer")
@@ -130,7 +134,7 @@ def test_cli_writes_csv_json_html(minilm, tmp_path):
 
     import pandas as pd
 
-    from probing import cli_contextuality
+    from probing.cli import contextuality as cli_contextuality
 
     parser = argparse.ArgumentParser()
     cli_contextuality.add_arguments(parser)
@@ -138,7 +142,11 @@ def test_cli_writes_csv_json_html(minilm, tmp_path):
                               "--min-count", "3", "--out", str(tmp_path)])  # fmt: skip
     assert cli_contextuality.run(args) == 0
     table = pd.read_csv(tmp_path / "contextuality.csv")
-    assert table["layer_name"].tolist() == ["static", "embeddings", *(f"layer {k}" for k in range(1, 7))]
+    assert table["layer_name"].tolist() == [
+        "static",
+        "embeddings",
+        *(f"layer {k}" for k in range(1, 7)),
+    ]
     saved = json.loads((tmp_path / "contextuality.json").read_text())
     assert saved["settings"]["n_sentences"] == 40 and len(saved["rows"]) == 8
     assert "plotly" in (tmp_path / "contextuality.html").read_text()[:20000].lower()

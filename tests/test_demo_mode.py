@@ -40,7 +40,9 @@ def test_every_page_offers_only_registry_models_and_no_path_box(demo, page):
         assert box.max_chars is not None and box.max_chars <= 2_000
 
 
-@pytest.mark.parametrize("name", ["/etc", "../shared/data/allennlp-elmo-fixture", "google-bert/bert-base-cased"])
+@pytest.mark.parametrize(
+    "name", ["/etc", "../shared/data/allennlp-elmo-fixture", "google-bert/bert-base-cased"]
+)
 def test_typed_paths_and_hub_ids_are_refused(demo, name):
     # a crafted session state naming one is dropped by the picker ...
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)

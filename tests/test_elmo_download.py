@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probing import elmo_download
-from probing.elmo_download import ELMO_MODELS, fetch_elmo, is_cached, model_dir
 from probing.encoders.elmo import load_elmo
 from probing.errors import ModelUnavailableError, UnknownModelError
+from probing.models import elmo_download
+from probing.models.elmo_download import ELMO_MODELS, fetch_elmo, is_cached, model_dir
 
 from .test_elmo import FILES
 

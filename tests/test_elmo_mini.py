@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import probing
-from probing.embedded import ELMO_MINI_DIR
+from probing.models.embedded import ELMO_MINI_DIR
 
 
 @pytest.fixture(scope="module")
@@ -55,4 +55,7 @@ def test_model_card_reports_the_logged_heldout_perplexity():
     assert f"{last['ppl_forward']:.1f}" in card and f"{last['ppl_backward']:.1f}" in card
     assert f"{log['tokens_seen']:,}" in card
     # it learnt something: far below the perplexity of guessing uniformly over its vocabulary
-    assert last["ppl_forward"] < log["vocab_size"] / 20 and last["ppl_backward"] < log["vocab_size"] / 20
+    assert (
+        last["ppl_forward"] < log["vocab_size"] / 20
+        and last["ppl_backward"] < log["vocab_size"] / 20
+    )

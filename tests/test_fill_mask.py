@@ -11,6 +11,14 @@ import numpy as np
 import pytest
 import torch
 
+from probing.analyses.fill_mask import (
+    check_text,
+    count_masks,
+    fill_mask,
+    fill_mask_by_layer,
+    mlm_head_logits,
+    prepare,
+)
 from probing.encoders.bert import TransformersEncoder
 from probing.encoding import ModelInfo
 from probing.errors import (
@@ -19,14 +27,6 @@ from probing.errors import (
     NoMaskError,
     NoMLMHeadError,
     TooManyMasksError,
-)
-from probing.fill_mask import (
-    check_text,
-    count_masks,
-    fill_mask,
-    fill_mask_by_layer,
-    mlm_head_logits,
-    prepare,
 )
 
 WORDS = [
@@ -420,7 +420,7 @@ def test_roberta_predictions_are_labelled_like_wordpiece(tiny_roberta):
 
 
 def _cli(argv: list[str]) -> argparse.Namespace:
-    from probing.cli_fill_mask import add_arguments
+    from probing.cli.fill_mask import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -428,7 +428,7 @@ def _cli(argv: list[str]) -> argparse.Namespace:
 
 
 def test_cli_prints_predictions_and_layers(tmp_path, capsys):
-    from probing.cli_fill_mask import run
+    from probing.cli.fill_mask import run
 
     folder = str(save_tiny_bert(tmp_path / "tiny-bert"))
     assert run(_cli([SENTENCE, "--model", folder, "--top-k", "3", "--layers"])) == 0
@@ -444,7 +444,7 @@ def test_cli_prints_predictions_and_layers(tmp_path, capsys):
 
 
 def test_cli_reports_typed_errors_through_the_dispatcher(tmp_path):
-    from probing.cli_fill_mask import run
+    from probing.cli.fill_mask import run
 
     folder = str(save_tiny_bert(tmp_path / "tiny-bert"))
     with pytest.raises(TooManyMasksError):
@@ -455,7 +455,7 @@ def test_cli_reports_typed_errors_through_the_dispatcher(tmp_path):
 
 
 def _minilm_mlm():
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     return load_encoder("minilm-l6-mlm")  # the committed head delta
 

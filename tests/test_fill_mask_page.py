@@ -25,7 +25,7 @@ def tiny_folder(tmp_path_factory) -> str:
 
 
 def _has_delta() -> bool:
-    from probing.embedded import MINILM_MLM_DELTA
+    from probing.models.embedded import MINILM_MLM_DELTA
 
     return (MINILM_MLM_DELTA / "delta.safetensors").is_file()
 
@@ -140,7 +140,10 @@ def test_two_models_side_by_side(tiny_folder):
     assert [s.value for s in at.subheader] == ["minilm-l6-mlm", tiny_folder]
     assert len(_charts(at)) == 12
     cards = " ".join(c.value for c in at.caption)
-    assert "trained here by ContextLens" in cards and "Real BERT checkpoints predict far better" in cards
+    assert (
+        "trained here by ContextLens" in cards
+        and "Real BERT checkpoints predict far better" in cards
+    )
 
 
 def test_sidebar_choice_made_on_the_home_page_carries_over():

@@ -9,9 +9,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from probing.embedded import MINILM_MLM_DELTA, minilm_dir
 from probing.errors import ModelUnavailableError
-from probing.mlm_delta import (
+from probing.models.embedded import MINILM_MLM_DELTA, minilm_dir
+from probing.models.mlm_delta import (
     DELTA_FILE,
     MANIFEST_FILE,
     apply_delta,
@@ -38,6 +38,7 @@ MAX_DELTA_BYTES = 16 * 1024 * 1024
 # The committed head must beat always-guess-the-5-most-frequent-pieces by this much (top-5).
 TOP5_MARGIN = 0.05
 HELDOUT_MASKS = 1500  # ~10k pieces through the model: a few seconds on one core
+
 
 def _tiny_config() -> BertConfig:
     return BertConfig(

@@ -31,9 +31,9 @@ def empty_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def no_computation(monkeypatch):
     """Any feature extraction or probe run fails the test."""
+    import probing.datasets.upload
     import probing.features
     import probing.probes.run
-    import probing.upload
 
     def refuse(*args, **kwargs):
         raise AssertionError("the page computed something")
@@ -41,7 +41,7 @@ def no_computation(monkeypatch):
     monkeypatch.setattr(probing.features, "extract_features", refuse)
     monkeypatch.setattr(probing.probes.run, "extract_features", refuse)
     monkeypatch.setattr(probing.probes.run, "probe_layers", refuse)
-    monkeypatch.setattr(probing.upload, "probe_upload", refuse)
+    monkeypatch.setattr(probing.datasets.upload, "probe_upload", refuse)
 
 
 def page(models: list[str] | None = None, custom: str | None = None) -> AppTest:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probing.scalar_mix import ScalarMix
+from probing.encoders.scalar_mix import ScalarMix
 
 
 def test_starts_as_uniform_average():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probing.sense_geometry import (
+from probing.analyses.sense_geometry import (
     TooFewSensesError,
     chance_accuracy,
     encode_lemma,
@@ -47,7 +47,9 @@ def loop_silhouette(x, labels) -> float:
             scores.append(0.0)
             continue
         a = np.mean(own)
-        b = min(np.mean([d[j] for j in d if labels[j] == other]) for other in set(labels) - {labels[i]})
+        b = min(
+            np.mean([d[j] for j in d if labels[j] == other]) for other in set(labels) - {labels[i]}
+        )
         scores.append((b - a) / max(a, b))
     return float(np.mean(scores))
 
@@ -77,7 +79,10 @@ def test_bank_occurrences_from_semcor(data_dir):
     assert "financial institution" in occ.glosses[FINANCIAL]
     assert "sloping land" in occ.glosses[RIVER]
     assert {w.lower() for w in occ.words} <= {"bank", "banks"}
-    assert all(occ.sentences[s][i].lower().startswith("bank") for s, i in zip(occ.sentence_index, occ.word_index, strict=True))
+    assert all(
+        occ.sentences[s][i].lower().startswith("bank")
+        for s, i in zip(occ.sentence_index, occ.word_index, strict=True)
+    )
     two = lemma_occurrences("bank", "n", senses=[FINANCIAL, RIVER])
     assert set(two.senses) == {FINANCIAL, RIVER}
     capped = lemma_occurrences("bank", "n", max_occurrences=20)

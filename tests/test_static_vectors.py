@@ -7,10 +7,12 @@ import gzip
 import numpy as np
 import pytest
 
+from probing.analyses.static_vectors import load_static_vectors
 from probing.errors import DataFormatError, DatasetNotFoundError
-from probing.static_vectors import load_static_vectors
 
-GLOVE = "the 0.1 0.2 0.3\nbank 1.0 0.0 0.5\nriver 0.9 0.1 0.4\n2010 0.0 1.0 0.0\nmoney -1.0 0.5 0.5\n"
+GLOVE = (
+    "the 0.1 0.2 0.3\nbank 1.0 0.0 0.5\nriver 0.9 0.1 0.4\n2010 0.0 1.0 0.0\nmoney -1.0 0.5 0.5\n"
+)
 
 
 def write(tmp_path, name: str, text: str):
@@ -68,7 +70,10 @@ def test_missing_file(tmp_path):
         ("just words here\n", "line 1: expected a word followed by numbers"),
         ("3 3\nthe 0.1 0.2 0.3\n", "header says 3 vectors but the file has 1"),
         ("", "holds no vectors"),
-        ("the 0.1 0.2 0.3\n0.5 0.1 0.2 0.3 0.4\n", "line 2: expected 3 numbers after the word, found more"),
+        (
+            "the 0.1 0.2 0.3\n0.5 0.1 0.2 0.3 0.4\n",
+            "line 2: expected 3 numbers after the word, found more",
+        ),
     ],
 )
 def test_malformed_files_name_the_line(tmp_path, text, pattern):

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from probing.training.commands import reproducing_command
+from probing.training.cards import reproducing_command
 from probing.training.mlm_head import LOG_NAME, write_model_card
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_committed_mlm_card_states_its_log():
 
 
 def test_the_ui_provenance_quotes_the_committed_training_logs():
-    from probing.registry import entry
+    from probing.models.registry import entry
 
     elmo = json.loads((ROOT / "models" / "elmo-mini" / "training_log.json").read_text())
     last = elmo["heldout"][-1]

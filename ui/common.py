@@ -15,7 +15,7 @@ import streamlit as st
 
 from probing import config
 from probing.errors import ContextLensError
-from probing.registry import available_models, entry
+from probing.models.registry import available_models, entry
 
 log = logging.getLogger("contextlens.ui")
 
@@ -27,7 +27,7 @@ _CUSTOM = "Other (hub id or local folder)…"
 @st.cache_resource(show_spinner=False, max_entries=8)
 def load_model(name: str):
     """Load an encoder once per server process; every session shares it."""
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     return load_encoder(name)
 
@@ -37,7 +37,9 @@ def model_choices() -> list[str]:
     return available_models(include_downloads=not config.demo_mode())
 
 
-def model_picker(key: str = "models", max_models: int = 2, default: list[str] | None = None) -> list[str]:
+def model_picker(
+    key: str = "models", max_models: int = 2, default: list[str] | None = None
+) -> list[str]:
     """Sidebar multiselect of models, remembered across pages in session state."""
     choices = model_choices()
     if not config.demo_mode():

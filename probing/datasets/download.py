@@ -14,7 +14,7 @@ Two modes:
   i.e. from a server whose root looks like the data dir (tests serve ``../shared/data``
   from ``127.0.0.1``; a lab can host its own copy), each checked by size and sha256.
 
-Every file is written through :func:`probing.download.download_file` (progress, size and
+Every file is written through :func:`probing.io.download_file` (progress, size and
 checksum checks, atomic rename) or, for archive members, written to a temporary name and
 renamed only after the whole archive unpacked cleanly.
 """
@@ -34,8 +34,8 @@ from urllib.parse import quote
 
 from probing.datasets.manifest import MANIFEST
 from probing.datasets.registry import dataset_path, get_dataset, resolve_data_dir
-from probing.download import ProgressFn, download_file, sha256_of
 from probing.errors import DatasetNotFoundError, DownloadError
+from probing.io import ProgressFn, download_file, sha256_of
 
 BASE_URL_ENV = "CONTEXTLENS_DATA_URL"
 

@@ -20,7 +20,15 @@ from probing.encoding import Encoding, ModelInfo, pool_pieces
 from probing.errors import InputTooLongError
 
 # Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
-_PREFIX_SPACE_TYPES = {"roberta", "longformer", "bart", "deberta", "gpt2", "camembert", "xlm-roberta"}
+_PREFIX_SPACE_TYPES = {
+    "roberta",
+    "longformer",
+    "bart",
+    "deberta",
+    "gpt2",
+    "camembert",
+    "xlm-roberta",
+}
 
 
 def needs_prefix_space(model_type: str) -> bool:
@@ -87,8 +95,8 @@ class TransformersEncoder(Encoder):
         return self.tokenizer.convert_ids_to_tokens(enc["input_ids"]), enc.word_ids()
 
     def fill_mask(self, text: str, top_k: int = 10):
-        """Top-k guesses for each [MASK] in ``text``; see :func:`probing.fill_mask.fill_mask`."""
-        from probing.fill_mask import fill_mask
+        """Top-k guesses for each [MASK] in ``text``; see :func:`probing.analyses.fill_mask.fill_mask`."""
+        from probing.analyses.fill_mask import fill_mask
 
         return fill_mask(self, text, top_k=top_k)
 
@@ -173,16 +181,16 @@ class TransformersEncoder(Encoder):
         each word takes its vectors from the window in which it sits farthest from an edge,
         so every word sees at least a quarter window of context on both sides when it can.
         """
-        counts = [len(self.tokenizer(w, add_special_tokens=False)["input_ids"]) for w in model_words]
+        counts = [
+            len(self.tokenizer(w, add_special_tokens=False)["input_ids"]) for w in model_words
+        ]
         budget = self.max_pieces - self.tokenizer.num_special_tokens_to_add(pair=False)
         if max(counts) > budget:
             raise InputTooLongError(max(counts), budget, unit="pieces in a single word")
         windows = _word_windows(counts, budget)
         encs = []
         for start, end in windows:
-            encs.extend(
-                self._forward([words[start:end]], [model_words[start:end]], pooling, False)
-            )
+            encs.extend(self._forward([words[start:end]], [model_words[start:end]], pooling, False))
         n_words = len(words)
         layers = np.empty((encs[0].layers.shape[0], n_words, encs[0].layers.shape[2]), np.float32)
         static = np.empty((n_words, encs[0].static.shape[1]), np.float32)
@@ -241,7 +249,9 @@ def _max_pieces(cfg, tokenizer: PreTrainedTokenizerBase) -> int:
     mpe = getattr(cfg, "max_position_embeddings", None)
     if isinstance(mpe, int) and mpe > 0:
         # RoBERTa-style models offset positions by padding_idx + 1.
-        offset = (cfg.pad_token_id + 1) if getattr(cfg, "model_type", "") in _PREFIX_SPACE_TYPES else 0
+        offset = (
+            (cfg.pad_token_id + 1) if getattr(cfg, "model_type", "") in _PREFIX_SPACE_TYPES else 0
+        )
         limits.append(mpe - offset if offset and mpe - offset > 0 else mpe)
     return min(limits) if limits else 512
 

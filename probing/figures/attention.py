@@ -1,6 +1,6 @@
 """Plotly figures for attention: head view, model view, one head's heatmap, head statistics.
 
-Every builder takes an :class:`probing.attention.AttentionMap` (or statistics) and returns a
+Every builder takes an :class:`probing.analyses.attention.AttentionMap` (or statistics) and returns a
 ``go.Figure``; nothing here computes attention. Token axes are numeric with the tokens as
 tick text, because a sentence repeats tokens ("the" … "the") and categorical axes would
 merge them. Export (PNG/SVG through kaleido + a Chrome, HTML otherwise) is at the end.
@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from probing.attention import STATISTICS, AttentionMap, HeadStatistics
+from probing.analyses.attention import STATISTICS, AttentionMap, HeadStatistics
 
 # One colour per head: d3's category10, then category20b's darks (readable on white).
 HEAD_COLOURS = (
@@ -92,8 +92,13 @@ def head_view_figure(
         # A legend entry even when no line passes the threshold, so colours stay explained.
         fig.add_trace(
             go.Scatter(
-                x=[None], y=[None], mode="lines", line={"color": colour, "width": 3},
-                name=f"head {head}", legendgroup=f"h{head}", showlegend=True,
+                x=[None],
+                y=[None],
+                mode="lines",
+                line={"color": colour, "width": 3},
+                name=f"head {head}",
+                legendgroup=f"h{head}",
+                showlegend=True,
             )
         )
         for b in np.unique(buckets[mine]):
@@ -102,9 +107,14 @@ def head_view_figure(
             ys = np.column_stack([q_idx[sel], k_idx[sel], np.full(sel.sum(), np.nan)]).ravel()
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines", opacity=b / _OPACITY_STEPS,
-                    line={"color": colour, "width": 2}, hoverinfo="skip",
-                    legendgroup=f"h{head}", showlegend=False,
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    opacity=b / _OPACITY_STEPS,
+                    line={"color": colour, "width": 2},
+                    hoverinfo="skip",
+                    legendgroup=f"h{head}",
+                    showlegend=False,
                 )
             )
     text = _token_text(amap)
@@ -115,25 +125,38 @@ def head_view_figure(
     for x, position, side in ((left, "middle left", "from"), (right, "middle right", "to")):
         fig.add_trace(
             go.Scatter(
-                x=[x] * n, y=list(range(n)), mode="markers+text", text=text,
-                textposition=position, textfont={"color": colours, "size": 13},
-                marker={"size": 7, "color": colours}, customdata=list(range(n)),
+                x=[x] * n,
+                y=list(range(n)),
+                mode="markers+text",
+                text=text,
+                textposition=position,
+                textfont={"color": colours, "size": 13},
+                marker={"size": 7, "color": colours},
+                customdata=list(range(n)),
                 hovertemplate=f"{side}: %{{text}} (#%{{customdata}})<extra></extra>",
                 showlegend=False,
             )
         )
     if focus is not None:
         fig.add_shape(
-            type="rect", x0=-0.42, x1=-0.01, y0=focus - 0.48, y1=focus + 0.48,
-            fillcolor="rgba(214,39,40,0.12)", line={"width": 0}, layer="below",
+            type="rect",
+            x0=-0.42,
+            x1=-0.01,
+            y0=focus - 0.48,
+            y1=focus + 0.48,
+            fillcolor="rgba(214,39,40,0.12)",
+            line={"width": 0},
+            layer="below",
         )
     shown = len(values)
     subtitle = (
         f"row of “{amap.tokens[focus]}”" if focus is not None else f"{shown} of {total} lines"
     ) + f", weights ≥ {min_weight:g}"
     fig.update_layout(
-        title={"text": f"Layer {layer}, heads {', '.join(map(str, heads)) or '—'}"
-               f"<br><sup>{subtitle}; line opacity = attention weight</sup>"},
+        title={
+            "text": f"Layer {layer}, heads {', '.join(map(str, heads)) or '—'}"
+            f"<br><sup>{subtitle}; line opacity = attention weight</sup>"
+        },
         height=max(320, n * ROW_PX + 140),
         width=HEAD_VIEW_PX,
         margin={"l": 20, "r": 20, "t": 80, "b": 20},
@@ -175,7 +198,11 @@ def model_view_figure(
     centres = [i * step + (n - 1) / 2 for i in range(max(n_layers, n_heads))]
     fig = go.Figure(
         go.Heatmap(
-            z=z, zmin=0, zmax=1, colorscale=HEATMAP_SCALE, hoverinfo="skip",
+            z=z,
+            zmin=0,
+            zmax=1,
+            colorscale=HEATMAP_SCALE,
+            hoverinfo="skip",
             colorbar={"title": {"text": "weight"}, "thickness": 12},
         )
     )
@@ -183,7 +210,11 @@ def model_view_figure(
         layer, head = selected
         y0, x0 = (layer - 1) * step - 0.5, head * step - 0.5
         fig.add_shape(
-            type="rect", x0=x0 - gap / 3, x1=x0 + n + gap / 3, y0=y0 - gap / 3, y1=y0 + n + gap / 3,
+            type="rect",
+            x0=x0 - gap / 3,
+            x1=x0 + n + gap / 3,
+            y0=y0 - gap / 3,
+            y1=y0 + n + gap / 3,
             line={"color": "#d62728", "width": 2},
         )
     notes = [f"{amap.level} level"]
@@ -197,15 +228,29 @@ def model_view_figure(
     tile_px = max(24, min(80, 680 // max(n_heads, 1)))
     margin = {"l": 70, "r": 90, "t": 100, "b": 20}
     fig.update_layout(
-        title={"text": f"Model view: {n_layers} layers × {n_heads} heads<br><sup>{'; '.join(notes)}</sup>"},
+        title={
+            "text": f"Model view: {n_layers} layers × {n_heads} heads<br><sup>{'; '.join(notes)}</sup>"
+        },
         width=n_heads * tile_px + margin["l"] + margin["r"],
         height=n_layers * tile_px + margin["t"] + margin["b"],
         margin=margin,
-        xaxis={"tickvals": centres[:n_heads], "ticktext": [f"head {h}" for h in range(n_heads)],
-               "side": "top", "showgrid": False, "zeroline": False, "constrain": "domain"},
-        yaxis={"tickvals": centres[:n_layers], "ticktext": [f"layer {i + 1}" for i in range(n_layers)],
-               "autorange": "reversed", "showgrid": False, "zeroline": False,
-               "scaleanchor": "x", "constrain": "domain"},
+        xaxis={
+            "tickvals": centres[:n_heads],
+            "ticktext": [f"head {h}" for h in range(n_heads)],
+            "side": "top",
+            "showgrid": False,
+            "zeroline": False,
+            "constrain": "domain",
+        },
+        yaxis={
+            "tickvals": centres[:n_layers],
+            "ticktext": [f"layer {i + 1}" for i in range(n_layers)],
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
         plot_bgcolor="white",
     )
     return fig
@@ -233,34 +278,57 @@ def attention_heatmap_figure(
     w = amap.head(layer, head)
     # Token names in the hover text cost 2 strings a cell: only for inputs of modest length.
     hover = (
-        {"customdata": np.array([[(q, k) for k in text] for q in text], dtype=object),
-         "hovertemplate": "%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>"}
+        {
+            "customdata": np.array([[(q, k) for k in text] for q in text], dtype=object),
+            "hovertemplate": "%{customdata[0]} → %{customdata[1]}: %{z:.3f}<extra></extra>",
+        }
         if n <= 160
         else {"hovertemplate": "#%{y} → #%{x}: %{z:.3f}<extra></extra>"}
     )
     fig = go.Figure(
         go.Heatmap(
-            z=w, zmin=0, zmax=1, colorscale=HEATMAP_SCALE,
-            colorbar={"title": {"text": "weight"}, "thickness": 12}, **hover,
+            z=w,
+            zmin=0,
+            zmax=1,
+            colorscale=HEATMAP_SCALE,
+            colorbar={"title": {"text": "weight"}, "thickness": 12},
+            **hover,
         )
     )
     if focus is not None:
         fig.add_shape(
-            type="rect", x0=-0.5, x1=n - 0.5, y0=focus - 0.5, y1=focus + 0.5,
+            type="rect",
+            x0=-0.5,
+            x1=n - 0.5,
+            y0=focus - 0.5,
+            y1=focus + 0.5,
             line={"color": "#d62728", "width": 2},
         )
     side = max(420, min(900, n * ROW_PX + 160))
     fig.update_layout(
-        title={"text": f"Layer {layer}, head {head}"
-               f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
-               "row = attending token, column = attended token</sup>"},
+        title={
+            "text": f"Layer {layer}, head {head}"
+            f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
+            "row = attending token, column = attended token</sup>"
+        },
         height=side + 110,
         width=side + 120,
         margin={"l": 110, "r": 20, "t": 180, "b": 20},
-        xaxis={"tickvals": list(range(n)), "ticktext": text, "side": "top", "tickangle": -60,
-               "showgrid": False},
-        yaxis={"tickvals": list(range(n)), "ticktext": text, "autorange": "reversed",
-               "showgrid": False, "scaleanchor": "x", "constrain": "domain"},
+        xaxis={
+            "tickvals": list(range(n)),
+            "ticktext": text,
+            "side": "top",
+            "tickangle": -60,
+            "showgrid": False,
+        },
+        yaxis={
+            "tickvals": list(range(n)),
+            "ticktext": text,
+            "autorange": "reversed",
+            "showgrid": False,
+            "scaleanchor": "x",
+            "constrain": "domain",
+        },
         plot_bgcolor="white",
     )
     return fig
@@ -283,8 +351,11 @@ def statistics_figure(
     panel_px, gap_px = max(170, n_layers * 26), 90
     plot_px = rows * panel_px + (rows - 1) * gap_px
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=[STATISTICS[k] for k in names],
-        horizontal_spacing=0.08, vertical_spacing=gap_px / plot_px if rows > 1 else 0.0,
+        rows=rows,
+        cols=cols,
+        subplot_titles=[STATISTICS[k] for k in names],
+        horizontal_spacing=0.08,
+        vertical_spacing=gap_px / plot_px if rows > 1 else 0.0,
     )
     show_text = n_layers * n_heads <= 200
     for k, name in enumerate(names):
@@ -293,24 +364,38 @@ def statistics_figure(
         zmax = float(values.max()) if name == "entropy" else 1.0
         fig.add_trace(
             go.Heatmap(
-                z=values, x=list(range(n_heads)), y=list(range(1, n_layers + 1)),
-                zmin=0, zmax=zmax or 1.0,
+                z=values,
+                x=list(range(n_heads)),
+                y=list(range(1, n_layers + 1)),
+                zmin=0,
+                zmax=zmax or 1.0,
                 colorscale="Viridis" if name == "entropy" else HEATMAP_SCALE,
-                texttemplate="%{z:.2f}" if show_text else None, textfont={"size": 9},
+                texttemplate="%{z:.2f}" if show_text else None,
+                textfont={"size": 9},
                 hovertemplate=f"layer %{{y}}, head %{{x}}: %{{z:.3f}}<extra>{name}</extra>",
                 showscale=False,
             ),
-            row=r + 1, col=c + 1,
+            row=r + 1,
+            col=c + 1,
         )
-        fig.update_xaxes(title_text="head" if r == rows - 1 else None, dtick=1, row=r + 1, col=c + 1)
+        fig.update_xaxes(
+            title_text="head" if r == rows - 1 else None, dtick=1, row=r + 1, col=c + 1
+        )
         fig.update_yaxes(
-            title_text="layer" if c == 0 else None, dtick=1, autorange="reversed", row=r + 1, col=c + 1
+            title_text="layer" if c == 0 else None,
+            dtick=1,
+            autorange="reversed",
+            row=r + 1,
+            col=c + 1,
         )
     fig.update_layout(
-        title={"text": title or f"Head statistics: {stats.model}"
-               f"<br><sup>means over {stats.n_queries} query positions in {stats.n_sentences} "
-               "input(s); piece level, special tokens included; cell colour 0–1 for shares, "
-               "0–max for entropy</sup>"},
+        title={
+            "text": title
+            or f"Head statistics: {stats.model}"
+            f"<br><sup>means over {stats.n_queries} query positions in {stats.n_sentences} "
+            "input(s); piece level, special tokens included; cell colour 0–1 for shares, "
+            "0–max for entropy</sup>"
+        },
         height=plot_px + 150,
         margin={"l": 60, "r": 20, "t": 100, "b": 50},
     )

@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from probing.contextual import OccurrenceComparison
+from probing.analyses.contextual import OccurrenceComparison
 
 # d3 category10: one colour per model / pair / sense, readable on white.
 COLOURS = (
@@ -84,10 +84,18 @@ def similarity_by_layer_figure(
     fig = go.Figure()
     for m, (comp, table) in enumerate(zip(comparisons, tables, strict=True)):
         dash = MODEL_DASH[m % len(MODEL_DASH)]
-        wanted = ["mean over pairs"] if show == "mean" else [p for p in table["pair"].unique() if p != "mean over pairs"]
+        wanted = (
+            ["mean over pairs"]
+            if show == "mean"
+            else [p for p in table["pair"].unique() if p != "mean over pairs"]
+        )
         for p, pair in enumerate(wanted):
             rows = table[table["pair"] == pair]
-            name = f"{comp.model}: {pair}" if len(comparisons) > 1 or show != "mean" else f"{comp.model}: contextual"
+            name = (
+                f"{comp.model}: {pair}"
+                if len(comparisons) > 1 or show != "mean"
+                else f"{comp.model}: contextual"
+            )
             fig.add_trace(go.Scatter(
                 x=_x(rows, depth), y=rows["cosine"], mode="lines+markers", name=name,
                 line=dict(color=colour(p if show != "mean" else m), dash=dash),
@@ -107,13 +115,17 @@ def similarity_by_layer_figure(
     fig.update_layout(
         title="Cosine similarity between occurrences, by layer",
         yaxis=dict(title="cosine similarity", range=[np.floor((lo - 0.05) * 10) / 10, 1.02]),
-        legend=dict(orientation="h", y=-0.25), height=height, **_LAYOUT,
+        legend=dict(orientation="h", y=-0.25),
+        height=height,
+        **_LAYOUT,
     )
     _layer_axis(fig, tables, depth, static=False)
     return fig
 
 
-def occurrence_heatmap_figure(comparison: OccurrenceComparison, layer: int, height: int = 420) -> go.Figure:
+def occurrence_heatmap_figure(
+    comparison: OccurrenceComparison, layer: int, height: int = 420
+) -> go.Figure:
     """All occurrence pairs' cosine at one layer (-1 = static) as an annotated heatmap."""
     sim = comparison.static_similarity if layer < 0 else comparison.similarity[layer]
     labels = comparison.short_labels
@@ -180,8 +192,11 @@ def sense_map_figure(
             hovertemplate="<b>your sentence</b><br>%{customdata}<extra></extra>",
         ))  # fmt: skip
     fig.update_layout(
-        title=title, height=height, legend=dict(orientation="h", y=-0.12, font=dict(size=11)),
-        xaxis=dict(showticklabels=False, title=""), yaxis=dict(showticklabels=False, title=""),
+        title=title,
+        height=height,
+        legend=dict(orientation="h", y=-0.12, font=dict(size=11)),
+        xaxis=dict(showticklabels=False, title=""),
+        yaxis=dict(showticklabels=False, title=""),
         **_LAYOUT,
     )
     return fig
@@ -222,7 +237,7 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
     """Ethayarajh's three metrics per layer: raw value (solid) with its anisotropy baseline
     (dotted) on top, the anisotropy-adjusted value (metric − baseline) below; one colour per
     model, the static vectors left of layer 0."""
-    from probing.contextuality import METRICS
+    from probing.analyses.contextuality import METRICS
 
     depth = by_depth(tables)
     fig = make_subplots(

@@ -1,6 +1,6 @@
 """Figures for fill-mask: top-k bars per mask, and the layer-by-layer ("logit lens") view.
 
-Builders take :mod:`probing.fill_mask` results and return plotly figures; no Streamlit here.
+Builders take :mod:`probing.analyses.fill_mask` results and return plotly figures; no Streamlit here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from probing.fill_mask import MaskLayers, MaskPrediction
+from probing.analyses.fill_mask import MaskLayers, MaskPrediction
 
 BAR_COLOR = "#4C78A8"
 FINAL_COLOR = "#E45756"
@@ -19,7 +19,7 @@ _FONT = {"size": 13}
 
 
 def mask_label(mask_index: int, word_index: int | None = None) -> str:
-    """"mask 1 (word 4)": 1-based for people; the word index is the text's word number."""
+    """ "mask 1 (word 4)": 1-based for people; the word index is the text's word number."""
     where = f" (word {word_index + 1})" if word_index is not None else ""
     return f"mask {mask_index + 1}{where}"
 
@@ -70,7 +70,9 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
     return fig
 
 
-def layer_heatmap(mask: MaskLayers, layer_names: Sequence[str], title: str | None = None) -> go.Figure:
+def layer_heatmap(
+    mask: MaskLayers, layer_names: Sequence[str], title: str | None = None
+) -> go.Figure:
     """Top-k tokens at every layer: rows = layers (embeddings at the bottom), columns = rank.
 
     Cell colour is the token's probability at that layer, cell text the token; the model's
@@ -110,7 +112,9 @@ def layer_heatmap(mask: MaskLayers, layer_names: Sequence[str], title: str | Non
     return fig
 
 
-def final_rank_line(mask: MaskLayers, layer_names: Sequence[str], title: str | None = None) -> go.Figure:
+def final_rank_line(
+    mask: MaskLayers, layer_names: Sequence[str], title: str | None = None
+) -> go.Figure:
     """Rank (log scale, 1 at the top) of the model's final top-1 token at each layer."""
     ranks = [int(r) for r in mask.final_rank]
     fig = go.Figure(

@@ -2,7 +2,7 @@
 
 ELMo (Peters et al. 2018, eq. 1) represents a word as ``γ · Σ_j softmax(s)_j · h_j`` and
 learns ``s`` and ``γ`` with the downstream task; Tenney et al. (2019) read the learned
-weights as *which layers a task draws on*. Here the mix (:class:`probing.scalar_mix.ScalarMix`)
+weights as *which layers a task draws on*. Here the mix (:class:`probing.encoders.scalar_mix.ScalarMix`)
 and a linear softmax classifier are trained jointly with Adam on the training words.
 
 Each layer is first standardised per dimension with training statistics, so that a weight
@@ -65,7 +65,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim)."""
         import torch
 
-        from probing.scalar_mix import ScalarMix
+        from probing.encoders.scalar_mix import ScalarMix
 
         y = np.asarray(y)
         rng = np.random.default_rng(self.random_state)
@@ -157,7 +157,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         self.linear_.load_state_dict(state["linear"])
 
 
-def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.scalar_mix.ScalarMix
+def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.encoders.scalar_mix.ScalarMix
     """(softmax weights (n_layers,) summing to 1, γ) of a ScalarMix module."""
     import torch
 

@@ -182,7 +182,7 @@ def probe_layers(
         scalar_mix: also train the scalar-mix probe (tagging tasks).
         control: also run control tasks (tagging tasks).
     """
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
     spec = get_task(task)

@@ -61,7 +61,7 @@ from probing.encoders.elmo import (
     load_bilm,
     save_elmo,
 )
-from probing.training.commands import reproducing_command
+from probing.training.cards import reproducing_command
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)  # vocab ids 0, 1, 2

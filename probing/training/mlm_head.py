@@ -3,7 +3,7 @@
 all-MiniLM-L6-v2 was tuned for sentence embeddings; its last layers no longer carry word
 identity well, so a head on the frozen encoder plateaus low (~9 % top-1). This script trains
 BERT-style MLM on the offline corpus (``probing.training.corpus``) with the top ``N`` layers
-unfrozen, and exports only what changed as a delta (``probing.mlm_delta``) to
+unfrozen, and exports only what changed as a delta (``probing.models.mlm_delta``) to
 ``models/minilm-l6-mlm/`` along with ``training_log.json`` and a model card.
 
 Recipe: 15 % of word pieces selected (80 % -> [MASK], 10 % -> random piece, 10 % kept);
@@ -39,8 +39,8 @@ import numpy as np
 import torch
 
 from probing.config import cache_dir
-from probing.embedded import MINILM_MLM_DELTA
-from probing.training.commands import reproducing_command
+from probing.models.embedded import MINILM_MLM_DELTA
+from probing.training.cards import reproducing_command
 
 MLM_PROB = 0.15
 MASK_FRAC, RANDOM_FRAC = 0.8, 0.1  # of the selected pieces; the rest are kept as they are
@@ -358,8 +358,8 @@ def build_model(unfreeze_top: int, counts: np.ndarray | None, seed: int):
     """
     from transformers import BertForMaskedLM
 
-    from probing.embedded import minilm_dir
-    from probing.mlm_delta import (
+    from probing.models.embedded import minilm_dir
+    from probing.models.mlm_delta import (
         BASE_FILE,
         base_state_dict,
         file_sha256,
@@ -530,7 +530,7 @@ for any serious fill-mask comparison.
   the retrained layers (as fp16 differences from the pretrained weights), under their
   `BertForMaskedLM` names; `delta.json` lists them and pins
   the base checkpoint's sha256 (`{str(log.get("base_sha256", ""))[:16]}…`).
-  `probing.mlm_delta.load_minilm_mlm()` builds the model. The `minilm-l6` encoder in
+  `probing.models.mlm_delta.load_minilm_mlm()` builds the model. The `minilm-l6` encoder in
   ContextLens stays exactly the pretrained checkpoint.
 
 ## Training data
@@ -656,7 +656,12 @@ def train(args: argparse.Namespace, command: str) -> int:
         write_model_card(args.write_card, log)
         print(args.write_card / "README.md")
         return 0
-    from probing.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
+    from probing.models.mlm_delta import (
+        apply_delta,
+        load_minilm_tokenizer,
+        read_manifest,
+        save_delta,
+    )
     from probing.training.corpus import heldout_sentences, training_sentences
 
     torch.set_num_threads(args.threads)

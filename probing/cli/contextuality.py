@@ -20,11 +20,17 @@ DATASETS = ("ud-ewt", "semcor", "brown")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", action="append", help="model name or folder (repeat to compare; default minilm-l6)")
+    p.add_argument(
+        "--model",
+        action="append",
+        help="model name or folder (repeat to compare; default minilm-l6)",
+    )
     p.add_argument("--dataset", default="ud-ewt", choices=DATASETS)
     p.add_argument("--split", default="train", choices=["train", "dev", "test"])
     p.add_argument("--n-sentences", type=int, default=500, help="sentences sampled (seeded)")
-    p.add_argument("--min-count", type=int, default=5, help="occurrences a word type needs (default 5)")
+    p.add_argument(
+        "--min-count", type=int, default=5, help="occurrences a word type needs (default 5)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
     p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
@@ -33,9 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from probing.contextuality import contextuality_table, encode_corpus, sample_corpus
+    from probing.analyses.contextuality import contextuality_table, encode_corpus, sample_corpus
     from probing.figures.contextual import contextuality_figure
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     models = args.model or ["minilm-l6"]
     if args.n_sentences < 2:
@@ -59,10 +65,16 @@ def run(args: argparse.Namespace) -> int:
     settings = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
     settings["model"] = models
     (out / "contextuality.json").write_text(
-        json.dumps({"settings": settings, "rows": result.to_dict(orient="records")}, indent=2, default=float)
+        json.dumps(
+            {"settings": settings, "rows": result.to_dict(orient="records")},
+            indent=2,
+            default=float,
+        )
     )
     fig = contextuality_figure(tables)
-    fig.update_layout(title=f"Contextuality per layer ({args.dataset}/{args.split}, {len(sentences)} sentences)")
+    fig.update_layout(
+        title=f"Contextuality per layer ({args.dataset}/{args.split}, {len(sentences)} sentences)"
+    )
     fig.write_html(out / "contextuality.html", include_plotlyjs=True)
     cols = ["model", "layer_name", "self_similarity", "self_similarity_adjusted", "intra_sentence",
             "intra_sentence_adjusted", "mev", "mev_adjusted", "self_similarity_baseline"]  # fmt: skip

@@ -445,7 +445,9 @@ def _predictions(
                 mask_index=m,
                 position=pos,
                 word_index=word,
-                candidates=[Candidate(t, float(p)) for t, p in zip(labels, top_p[m].tolist(), strict=True)],
+                candidates=[
+                    Candidate(t, float(p)) for t, p in zip(labels, top_p[m].tolist(), strict=True)
+                ],
                 token_ids=ids,
             )
         )
@@ -498,7 +500,10 @@ def fill_mask_by_layer(
     final_rank = (probs > final_p[..., None]).sum(-1) + 1  # (L+1, n_masks)
     masks = []
     for m, (p, word) in enumerate(zip(pos, masked.word_indices, strict=True)):
-        tokens = [_token_labels(encoder.tokenizer, top_i[layer, m].tolist()) for layer in range(probs.shape[0])]
+        tokens = [
+            _token_labels(encoder.tokenizer, top_i[layer, m].tolist())
+            for layer in range(probs.shape[0])
+        ]
         masks.append(
             MaskLayers(
                 mask_index=m,
@@ -515,4 +520,6 @@ def fill_mask_by_layer(
     names = tuple(getattr(encoder.info, "layer_names", ()) or ())
     if len(names) != n_rows:
         names = ("embeddings",) + tuple(f"layer {i}" for i in range(1, n_rows))
-    return LayerPredictions(model=encoder.info.name, layer_names=names, pieces=masked.pieces, masks=masks)
+    return LayerPredictions(
+        model=encoder.info.name, layer_names=names, pieces=masked.pieces, masks=masks
+    )

@@ -1,7 +1,7 @@
 """CLI command ``fill-mask``: a masked LM's top-k guesses for each [MASK], optionally per layer.
 
-    python -m probing fill-mask "The [MASK] sat on the mat." --model minilm-l6-mlm --top-k 10
-    python -m probing fill-mask "I went [MASK] the store." --layers --json
+python -m probing fill-mask "The [MASK] sat on the mat." --model minilm-l6-mlm --top-k 10
+python -m probing fill-mask "I went [MASK] the store." --layers --json
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ DEFAULT_MODEL = "minilm-l6-mlm"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help='a sentence with one to four [MASK], e.g. "The [MASK] sat."')
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"model with an MLM head (default {DEFAULT_MODEL})")
+    p.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"model with an MLM head (default {DEFAULT_MODEL})"
+    )
     p.add_argument("--top-k", type=int, default=10, help="candidates per mask (default 10)")
     p.add_argument(
         "--layers",
@@ -26,13 +28,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer
     from probing.figures.fill_mask import mask_label
-    from probing.fill_mask import fill_mask, fill_mask_by_layer
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     encoder = load_encoder(args.model)
     predictions = fill_mask(encoder, args.text, top_k=args.top_k)
-    layers = fill_mask_by_layer(encoder, args.text, top_k=min(5, args.top_k)) if args.layers else None
+    layers = (
+        fill_mask_by_layer(encoder, args.text, top_k=min(5, args.top_k)) if args.layers else None
+    )
 
     if args.json:
         masks: list[dict[str, Any]] = []
@@ -41,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
                 "mask_index": pred.mask_index,
                 "position": pred.position,
                 "word_index": pred.word_index,
-                "candidates": [{"token": c.token, "probability": c.probability} for c in pred.candidates],
+                "candidates": [
+                    {"token": c.token, "probability": c.probability} for c in pred.candidates
+                ],
             }
             if layers is not None:
                 m = layers.masks[i]
@@ -69,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
         if layers is not None:
             m = layers.masks[i]
             width = max(len(n) for n in layers.layer_names)
-            print(f"  by layer (rank and probability of “{m.final_token}”; top {len(m.tokens[0])}):")
+            print(
+                f"  by layer (rank and probability of “{m.final_token}”; top {len(m.tokens[0])}):"
+            )
             for li, name in enumerate(layers.layer_names):
                 top = ", ".join(m.tokens[li])
                 print(

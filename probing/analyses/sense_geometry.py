@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from probing.contextual import cosine_matrix, layer_names_of, unit_rows
+from probing.analyses.contextual import cosine_matrix, layer_names_of, unit_rows
 from probing.encoders.base import Encoder, ProgressFn
 from probing.errors import EmptyInputError, TooFewSensesError
 
@@ -37,7 +37,6 @@ SUGGESTED_LEMMAS: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "r": "adverb"}
 _SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}  # 5 = adjective satellite
-
 
 
 # -- occurrences of a lemma in SemCor -----------------------------------------------------
@@ -137,7 +136,9 @@ class LemmaOccurrences:
     @property
     def words(self) -> list[str]:
         """Each occurrence's word as written (``bank``, ``Banks``…)."""
-        return [self.sentences[s][i] for s, i in zip(self.sentence_index, self.word_index, strict=True)]
+        return [
+            self.sentences[s][i] for s, i in zip(self.sentence_index, self.word_index, strict=True)
+        ]
 
     @property
     def forms(self) -> set[str]:
@@ -203,7 +204,9 @@ def lemma_occurrences(
     wanted = set(senses) if senses is not None else set(counts)
     keep = {k for k, c in counts.items() if k in wanted and c >= min_sense_count}
     if len(keep) < 2:
-        described = ", ".join(f"{k} ×{c}" for k, c in counts.most_common(5)) or "no tagged occurrences"
+        described = (
+            ", ".join(f"{k} ×{c}" for k, c in counts.most_common(5)) or "no tagged occurrences"
+        )
         raise TooFewSensesError(
             f"{name!r} as a {POS_NAMES.get(letter, letter)} has {len(keep)} sense(s) with at least "
             f"{min_sense_count} occurrences in SemCor ({described}); sense geometry needs two or "
@@ -300,16 +303,29 @@ def _model_key(encoder: Encoder) -> tuple[str, str]:
 
 
 def encode_lemma(
-    encoder: Encoder, occ: LemmaOccurrences, pooling: str = "first", progress: ProgressFn | None = None
+    encoder: Encoder,
+    occ: LemmaOccurrences,
+    pooling: str = "first",
+    progress: ProgressFn | None = None,
 ) -> LemmaVectors:
     """Encode the occurrences' sentences (cached per model and occurrence set)."""
 
     def make() -> LemmaVectors:
         encs = encoder.encode(occ.sentences, pooling=pooling, windowed=True, batch_size=16,
                               progress=progress)  # fmt: skip
-        layers = np.stack([encs[s].layers[:, i] for s, i in zip(occ.sentence_index, occ.word_index, strict=True)], axis=1)
-        static = np.stack([encs[s].static[i] for s, i in zip(occ.sentence_index, occ.word_index, strict=True)])
-        return LemmaVectors(encoder.name, layer_names_of(encs[0]), layers.astype(np.float32), static.astype(np.float32))
+        layers = np.stack(
+            [encs[s].layers[:, i] for s, i in zip(occ.sentence_index, occ.word_index, strict=True)],
+            axis=1,
+        )
+        static = np.stack(
+            [encs[s].static[i] for s, i in zip(occ.sentence_index, occ.word_index, strict=True)]
+        )
+        return LemmaVectors(
+            encoder.name,
+            layer_names_of(encs[0]),
+            layers.astype(np.float32),
+            static.astype(np.float32),
+        )
 
     return _vectors_cache.get_or_make((_model_key(encoder), occ.key(), pooling), make)
 
@@ -322,14 +338,19 @@ def encode_user_occurrences(
     Returns:
         A label per occurrence (``S1: …[bank]…``) and their vectors (None when none found).
     """
-    from probing.contextual import Occurrence
+    from probing.analyses.contextual import Occurrence
     from probing.encoders.base import normalize_sentences
 
     lines = [x for x in lines if x.strip()]
     if not lines:
         return [], None
     words = normalize_sentences(lines)
-    occ = [Occurrence(s, i, w) for s, ws in enumerate(words) for i, w in enumerate(ws) if w.casefold() in forms]
+    occ = [
+        Occurrence(s, i, w)
+        for s, ws in enumerate(words)
+        for i, w in enumerate(ws)
+        if w.casefold() in forms
+    ]
     if not occ:
         return [], None
     encs = encoder.encode(words, pooling=pooling)
@@ -417,7 +438,7 @@ def external_separability(vectors, occ: LemmaOccurrences, name: str = "GloVe") -
     """Separability of ``occ``'s senses in a user's static vectors (GloVe, word2vec).
 
     Args:
-        vectors: a :class:`probing.static_vectors.StaticVectors`.
+        vectors: a :class:`probing.analyses.static_vectors.StaticVectors`.
         occ: the lemma's occurrences; those whose word is not in the vocabulary are left out.
 
     Returns:
@@ -458,10 +479,16 @@ class _ExactIndex:
         self.data = np.asarray(data, dtype=np.float32)
         self._sq = (self.data.astype(np.float64) ** 2).sum(axis=1)
 
-    def query(self, queries: np.ndarray, k: int, epsilon: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+    def query(
+        self, queries: np.ndarray, k: int, epsilon: float = 0.1
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(indices, distances) of the ``k`` nearest rows (euclidean), each (m, k)."""
         q = np.asarray(queries, dtype=np.float64)
-        d2 = (q**2).sum(axis=1)[:, None] + self._sq[None, :] - 2.0 * q @ self.data.T.astype(np.float64)
+        d2 = (
+            (q**2).sum(axis=1)[:, None]
+            + self._sq[None, :]
+            - 2.0 * q @ self.data.T.astype(np.float64)
+        )
         dist = np.sqrt(np.clip(d2, 0.0, None))
         idx = np.argsort(dist, axis=1, kind="stable")[:, :k]
         return idx.astype(np.int32), np.take_along_axis(dist, idx, axis=1).astype(np.float32)
@@ -496,7 +523,11 @@ class Projection:
 
 
 def project(
-    vectors: np.ndarray, method: str = "pca", seed: int = 0, n_neighbors: int = 15, min_dist: float = 0.1
+    vectors: np.ndarray,
+    method: str = "pca",
+    seed: int = 0,
+    n_neighbors: int = 15,
+    min_dist: float = 0.1,
 ) -> Projection:
     """Fit a 2-D map of ``vectors`` (n, dim).
 
@@ -573,7 +604,11 @@ def warm_up_umap() -> float:
 
 
 def lemma_projection(
-    encoder: Encoder, occ: LemmaOccurrences, layer: int, method: str = "pca", seed: int = 0,
+    encoder: Encoder,
+    occ: LemmaOccurrences,
+    layer: int,
+    method: str = "pca",
+    seed: int = 0,
     pooling: str = "first",
 ) -> Projection:
     """The 2-D map of ``occ`` in ``layer`` (-1 = static); cached per model, lemma, layer,
@@ -584,4 +619,6 @@ def lemma_projection(
             warm_up_umap()
         return project(encode_lemma(encoder, occ, pooling).space(layer), method, seed)
 
-    return _projection_cache.get_or_make((_model_key(encoder), occ.key(), pooling, layer, method, seed), make)
+    return _projection_cache.get_or_make(
+        (_model_key(encoder), occ.key(), pooling, layer, method, seed), make
+    )

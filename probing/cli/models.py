@@ -11,12 +11,14 @@ def add_models_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_models(args: argparse.Namespace) -> int:
-    from probing.registry import available_models, entry
+    from probing.models.registry import available_models, entry
 
     rows = []
     for name in available_models():
         e = entry(name)
-        rows.append({"name": name, "family": e.family, "embedded": e.embedded, "summary": e.summary})
+        rows.append(
+            {"name": name, "family": e.family, "embedded": e.embedded, "summary": e.summary}
+        )
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -32,7 +34,7 @@ def add_encode_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     (enc,) = load_encoder(args.model).encode(args.text, pooling=args.pooling)
     print(f"model: {enc.model.name} ({enc.model.family}); layers {enc.layers.shape}")

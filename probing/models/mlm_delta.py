@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from probing.embedded import MINILM_MLM_DELTA, minilm_dir
 from probing.errors import ModelUnavailableError
+from probing.models.embedded import MINILM_MLM_DELTA, minilm_dir
 
 DELTA_FILE = "delta.safetensors"
 MANIFEST_FILE = "delta.json"

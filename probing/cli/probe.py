@@ -186,7 +186,7 @@ def _reconstruct(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m probing.cli_probe …`` (same options as ``python -m probing probe``)."""
+    """``python -m probing.cli.probe …`` (same options as ``python -m probing probe``)."""
     from probing.errors import ContextLensError
 
     parser = argparse.ArgumentParser(prog="python -m probing probe", description=__doc__)

@@ -14,23 +14,23 @@ from probing.errors import ContextLensError
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "models": ("probing.cli_models", "list the registry's models"),
-    "encode": ("probing.cli_models", "encode a sentence and print per-layer shapes"),
+    "models": ("probing.cli.models", "list the registry's models"),
+    "encode": ("probing.cli.models", "encode a sentence and print per-layer shapes"),
     "probe": (
-        "probing.cli_probe",
+        "probing.cli.probe",
         "probe every layer for a task (pos, xpos, ptb-pos, supersense, wsd) -> CSV/JSON/HTML",
     ),
-    "data": ("probing.cli_data", "list the data sets (licence, present?, path) or download one"),
+    "data": ("probing.cli.data", "list the data sets (licence, present?, path) or download one"),
     "attention-stats": (
-        "probing.cli_attention",
+        "probing.cli.attention",
         "attention head statistics (Clark et al. 2019) over a corpus sample -> CSV/JSON/HTML",
     ),
     "contextuality": (
-        "probing.cli_contextuality",
+        "probing.cli.contextuality",
         "Ethayarajh (2019) self-similarity, intra-sentence similarity and MEV per layer",
     ),
     "fill-mask": (
-        "probing.cli_fill_mask",
+        "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
@@ -54,11 +54,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _module_arguments(module: str, command: str):
     def add(p: argparse.ArgumentParser) -> None:
         mod = importlib.import_module(module)
-        adder = getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
+        adder = (
+            getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
+        )
         adder(p)
         if "--data-dir" not in p._option_string_actions:  # accept it after the command too
             p.add_argument(
-                "--data-dir", default=argparse.SUPPRESS,
+                "--data-dir",
+                default=argparse.SUPPRESS,
                 help="data folder (default: $CONTEXTLENS_DATA_DIR)",
             )
 

@@ -178,7 +178,8 @@ class OccurrenceComparison:
                 rows.append((*head, f"{short[i]} – {short[j]}", sim, ref))
             rows.append((*head, "mean over pairs", float(np.mean(sims)), float(np.mean(statics))))
         return pd.DataFrame(
-            rows, columns=["model", "layer", "layer_name", "depth", "pair", "cosine", "static_cosine"]
+            rows,
+            columns=["model", "layer", "layer_name", "depth", "pair", "cosine", "static_cosine"],
         )
 
 
@@ -204,7 +205,11 @@ def locate(sentences: str | Sequence[str], target: str) -> tuple[list[list[str]]
         EmptyInputError: no text, or no target.
         TargetNotFoundError: one sentence only, the target in no sentence, or found once.
     """
-    lines = split_lines(sentences) if isinstance(sentences, str) else [s for s in sentences if s.strip()]
+    lines = (
+        split_lines(sentences)
+        if isinstance(sentences, str)
+        else [s for s in sentences if s.strip()]
+    )
     if not lines:
         raise EmptyInputError("Type two or more sentences, one per line.")
     if len(lines) < 2:
@@ -387,7 +392,10 @@ def nearest_neighbours(
         Long table: model, layer (``static`` or 0..L), layer_name, occurrence, rank, word,
         cosine, context.
     """
-    if comparison.layers.shape[0] != vocab.layers.shape[0] or comparison.layers.shape[2] != vocab.layers.shape[2]:
+    if (
+        comparison.layers.shape[0] != vocab.layers.shape[0]
+        or comparison.layers.shape[2] != vocab.layers.shape[2]
+    ):
         raise ValueError("the vocabulary was built with another model")
     rows = []
     labels = comparison.labels
@@ -411,9 +419,21 @@ def nearest_neighbours(
                         continue
                     seen.add(word.casefold())
                 rank += 1
-                rows.append((vocab.model, layer, name, labels[o], rank, word, float(row[j]), vocab.contexts[j]))
+                rows.append(
+                    (
+                        vocab.model,
+                        layer,
+                        name,
+                        labels[o],
+                        rank,
+                        word,
+                        float(row[j]),
+                        vocab.contexts[j],
+                    )
+                )
                 if rank >= k:
                     break
     return pd.DataFrame(
-        rows, columns=["model", "layer", "layer_name", "occurrence", "rank", "word", "cosine", "context"]
+        rows,
+        columns=["model", "layer", "layer_name", "occurrence", "rank", "word", "cosine", "context"],
     )

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from probing.contextual import layer_names_of
+from probing.analyses.contextual import layer_names_of
 from probing.encoders.base import Encoder, ProgressFn
 
 METRICS: dict[str, str] = {
@@ -93,9 +93,7 @@ def max_explainable_variance(vectors: np.ndarray) -> float:
     return float(eig[-1] / total) if total > 0 else math.nan
 
 
-def random_pairs(
-    sentence_ids: np.ndarray, n_pairs: int, rng: np.random.Generator
-) -> np.ndarray:
+def random_pairs(sentence_ids: np.ndarray, n_pairs: int, rng: np.random.Generator) -> np.ndarray:
     """(n_pairs, 2) indices of random occurrence pairs from different sentences."""
     sid = np.asarray(sentence_ids)
     if len(np.unique(sid)) < 2:
@@ -186,7 +184,11 @@ def sample_corpus(
     """
     from probing.datasets import read_sentences
 
-    pool = [s.words for s in read_sentences(dataset, split, data_dir) if min_words <= len(s.words) <= max_words]
+    pool = [
+        s.words
+        for s in read_sentences(dataset, split, data_dir)
+        if min_words <= len(s.words) <= max_words
+    ]
     if n_sentences >= len(pool):
         return pool
     keep = np.sort(np.random.default_rng(seed).choice(len(pool), size=n_sentences, replace=False))
@@ -196,7 +198,9 @@ def sample_corpus(
 # -- per-layer table ----------------------------------------------------------------------
 
 
-def _type_groups(words: Sequence[str], sentence_ids: np.ndarray, min_count: int) -> list[np.ndarray]:
+def _type_groups(
+    words: Sequence[str], sentence_ids: np.ndarray, min_count: int
+) -> list[np.ndarray]:
     """Occurrence indices of each word type seen ≥ min_count times in ≥ 2 sentences."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, w in enumerate(words):

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing.config import cache_dir
-from probing.download import ProgressFn, download_file
 from probing.errors import DownloadError, ModelUnavailableError, UnknownModelError
+from probing.io import ProgressFn, download_file
 
 DEFAULT_BASE_URL = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
 BASE_URL_ENV = "CONTEXTLENS_ELMO_BASE_URL"

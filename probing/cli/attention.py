@@ -20,27 +20,34 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="minilm-l6", help="registry name, hub id or folder (BERT family)")
+    p.add_argument(
+        "--model", default="minilm-l6", help="registry name, hub id or folder (BERT family)"
+    )
     p.add_argument("--dataset", default="ud-ewt", help="data set to sample sentences from")
     p.add_argument("--split", default="dev", help="split of the data set (default: dev)")
-    p.add_argument("--n-sentences", type=int, default=200, help="sentences, spread evenly over the split")
+    p.add_argument(
+        "--n-sentences", type=int, default=200, help="sentences, spread evenly over the split"
+    )
     p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
     p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.attention import STATISTICS, corpus_statistics, sample_sentences
+    from probing.analyses.attention import STATISTICS, corpus_statistics, sample_sentences
     from probing.figures.attention import statistics_figure
     from probing.figures.export import figure_bytes
-    from probing.registry import load_encoder
+    from probing.models.registry import load_encoder
 
     if args.n_sentences <= 0:
         print("error: --n-sentences must be positive", file=sys.stderr)
         return 2
     encoder = load_encoder(args.model)
     if not encoder.info.has_attention:
-        print(f"error: {encoder.name} has no attention (ELMo); pick a BERT-family model.", file=sys.stderr)
+        print(
+            f"error: {encoder.name} has no attention (ELMo); pick a BERT-family model.",
+            file=sys.stderr,
+        )
         return 2
     try:
         sentences = sample_sentences(args.dataset, args.split, args.n_sentences)
@@ -64,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         f"<br><sup>means over {stats.n_queries} query positions; piece level, special tokens "
         "included; entropy in nats</sup>"
     )
-    (out / "head_statistics.html").write_bytes(figure_bytes(statistics_figure(stats, title=title), "html"))
+    (out / "head_statistics.html").write_bytes(
+        figure_bytes(statistics_figure(stats, title=title), "html")
+    )
     meta = {
         "model": encoder.name,
         "dataset": args.dataset,

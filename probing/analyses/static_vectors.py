@@ -76,7 +76,11 @@ class StaticVectors:
         """Vectors of the words found, (n_found, dim), and the list of words not found."""
         found = [w for w in words if w in self]
         missing = [w for w in words if w not in self]
-        vecs = np.stack([self.vector(w) for w in found]) if found else np.zeros((0, self.dim), np.float32)
+        vecs = (
+            np.stack([self.vector(w) for w in found])
+            if found
+            else np.zeros((0, self.dim), np.float32)
+        )
         return vecs, missing
 
     def most_similar(self, word: str, k: int = 10) -> list[tuple[str, float]]:
@@ -121,7 +125,9 @@ def _header(parts: list[str]) -> tuple[int, int] | None:
     return None
 
 
-def load_static_vectors(path: str | os.PathLike[str], max_words: int | None = None) -> StaticVectors:
+def load_static_vectors(
+    path: str | os.PathLike[str], max_words: int | None = None
+) -> StaticVectors:
     """Read GloVe or word2vec text-format vectors (plain or gzip).
 
     Args:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from probing.embedded import ELMO_MINI_DIR, MINILM_MLM_DELTA, training_summary
 from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
@@ -24,6 +23,7 @@ from probing.errors import (
     UnknownModelError,
     UnsafeModelError,
 )
+from probing.models.embedded import ELMO_MINI_DIR, MINILM_MLM_DELTA, training_summary
 
 Loader = Callable[[str | None], Encoder]
 
@@ -48,6 +48,7 @@ _HUB_HOWTO = (
     "(config.json, tokenizer files and model.safetensors) and pass its path instead of the "
     "name."
 )
+
 
 def _with_space(sentence: str) -> str:
     return f"{sentence} " if sentence else ""
@@ -171,7 +172,7 @@ def entry(name: str) -> ModelEntry | None:
     if name in ENTRIES:
         return ENTRIES[name]
     if name in _ELMO_DOWNLOADS:
-        from probing.elmo_download import ELMO_MODELS
+        from probing.models.elmo_download import ELMO_MODELS
 
         spec = ELMO_MODELS[name]
         return ModelEntry(
@@ -220,7 +221,7 @@ def is_loaded(name: str, device: str | None = None) -> bool:
 
 def _resolve(name: str, device: str | None) -> Encoder:
     if name == "minilm-l6":
-        from probing.embedded import minilm_dir
+        from probing.models.embedded import minilm_dir
 
         return _load_transformers(str(minilm_dir()), _info(ENTRIES[name]), device, mlm=False)
     if name == "minilm-l6-mlm":
@@ -229,15 +230,20 @@ def _resolve(name: str, device: str | None) -> Encoder:
         from probing.encoders.elmo import load_elmo
 
         if not ELMO_MINI_DIR.is_dir():
-            raise ModelUnavailableError(f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}.")
+            raise ModelUnavailableError(
+                f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}."
+            )
         e = ENTRIES[name]
         return load_elmo(
-            ELMO_MINI_DIR, name=name, provenance=e.provenance, device=device,
+            ELMO_MINI_DIR,
+            name=name,
+            provenance=e.provenance,
+            device=device,
             how_to_get_real=e.how_to_get_real,
         )
     if name in _ELMO_DOWNLOADS:
-        from probing.elmo_download import fetch_elmo
         from probing.encoders.elmo import load_elmo
+        from probing.models.elmo_download import fetch_elmo
 
         folder = fetch_elmo(name)
         e = entry(name)
@@ -251,8 +257,12 @@ def _resolve(name: str, device: str | None) -> Encoder:
         return _load_folder(path, device)
     if _looks_like_hub_id(name):
         info = ModelInfo(
-            name=name, family="bert", n_layers=0, dim=0,
-            provenance=f"Hugging Face hub checkpoint {name}.", source=name,
+            name=name,
+            family="bert",
+            n_layers=0,
+            dim=0,
+            provenance=f"Hugging Face hub checkpoint {name}.",
+            source=name,
         )
         return _load_transformers(name, info, device, mlm=True, hub=True)
     raise UnknownModelError(_unknown_message(name))
@@ -262,11 +272,17 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
     if (path / "options.json").is_file():
         from probing.encoders.elmo import load_elmo
 
-        return load_elmo(path, name=path.name, provenance=f"ELMo weights from {path}.", device=device)
+        return load_elmo(
+            path, name=path.name, provenance=f"ELMo weights from {path}.", device=device
+        )
     if (path / "config.json").is_file():
         info = ModelInfo(
-            name=path.name, family="bert", n_layers=0, dim=0,
-            provenance=f"transformers checkpoint from the local folder {path}.", source=str(path),
+            name=path.name,
+            family="bert",
+            n_layers=0,
+            dim=0,
+            provenance=f"transformers checkpoint from the local folder {path}.",
+            source=str(path),
         )
         return _load_transformers(str(path), info, device, mlm=True)
     raise UnknownModelError(
@@ -276,7 +292,9 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
 
 
 def _looks_like_hub_id(name: str) -> bool:
-    return re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name) is not None and not os.path.isabs(name)
+    return re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name) is not None and not os.path.isabs(
+        name
+    )
 
 
 def _unknown_message(name: str) -> str:
@@ -289,8 +307,13 @@ def _unknown_message(name: str) -> str:
 
 def _info(e: ModelEntry) -> ModelInfo:
     return ModelInfo(
-        name=e.name, family=e.family, n_layers=0, dim=0, provenance=e.provenance,
-        source=e.source, how_to_get_real=e.how_to_get_real,
+        name=e.name,
+        family=e.family,
+        n_layers=0,
+        dim=0,
+        provenance=e.provenance,
+        source=e.source,
+        how_to_get_real=e.how_to_get_real,
     )
 
 
@@ -316,17 +339,25 @@ def _load_transformers(
         except OSError:
             if not hub or local_only:
                 raise
-            config = AutoConfig.from_pretrained(source, local_files_only=False, trust_remote_code=False)
+            config = AutoConfig.from_pretrained(
+                source, local_files_only=False, trust_remote_code=False
+            )
             kwargs["local_files_only"] = False
         tok_kwargs = {"add_prefix_space": True} if needs_prefix_space(config.model_type) else {}
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **kwargs, **tok_kwargs)
         if not tokenizer.is_fast:
-            raise ModelUnavailableError(f"{source} has no fast tokenizer; word alignment needs one.")
+            raise ModelUnavailableError(
+                f"{source} has no fast tokenizer; word alignment needs one."
+            )
         model = None
         if mlm:
             try:
                 model = AutoModelForMaskedLM.from_pretrained(
-                    source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+                    source,
+                    config=config,
+                    use_safetensors=True,
+                    attn_implementation="eager",
+                    **kwargs,
                 )
             except (ValueError, KeyError):
                 model = None  # architecture without an MLM head: load the bare encoder
@@ -354,9 +385,9 @@ def _load_transformers(
 def _load_minilm_mlm(device: str | None) -> Encoder:
     from transformers import AutoTokenizer
 
-    from probing.embedded import minilm_dir
     from probing.encoders.bert import TransformersEncoder
-    from probing.mlm_delta import load_minilm_mlm
+    from probing.models.embedded import minilm_dir
+    from probing.models.mlm_delta import load_minilm_mlm
 
     if not (MINILM_MLM_DELTA / "delta.safetensors").is_file():
         raise ModelUnavailableError(

@@ -41,7 +41,6 @@ CLS_TOKENS = frozenset({"[CLS]", "<s>", "<cls>"})
 SEP_TOKENS = frozenset({"[SEP]", "</s>", "<sep>"})
 
 
-
 # ----------------------------------------------------------------------------------------
 # The attention map of one input
 # ----------------------------------------------------------------------------------------
@@ -127,9 +126,7 @@ def attention_from_encoding(encoding: Encoding) -> AttentionMap:
 def supports_pairs(encoder: Encoder) -> bool:
     """True for encoders whose tokenizer can build a segment-A/B input with attention."""
     return bool(
-        encoder.info.has_attention
-        and hasattr(encoder, "tokenizer")
-        and hasattr(encoder, "model")
+        encoder.info.has_attention and hasattr(encoder, "tokenizer") and hasattr(encoder, "model")
     )
 
 
@@ -261,7 +258,10 @@ def word_attention(amap: AttentionMap) -> AttentionMap:
     word_ids = [amap.word_ids[i] for i in firsts]
     return replace(
         amap,
-        tokens=[amap.tokens[i] if w is None else amap.words[w] for i, w in zip(firsts, word_ids, strict=True)],
+        tokens=[
+            amap.tokens[i] if w is None else amap.words[w]
+            for i, w in zip(firsts, word_ids, strict=True)
+        ],
         weights=aggregate_attention(amap.weights, groups),
         word_ids=word_ids,
         segments=[amap.segments[i] for i in firsts],
@@ -298,7 +298,9 @@ def hide_special(amap: AttentionMap) -> AttentionMap:
     )
 
 
-def attention_view(amap: AttentionMap, level: Level = "word", show_special: bool = True) -> AttentionMap:
+def attention_view(
+    amap: AttentionMap, level: Level = "word", show_special: bool = True
+) -> AttentionMap:
     """The map to draw: piece or word level, with or without special tokens.
 
     Words are formed first (special tokens as their own units), then special tokens are

@@ -1,0 +1,1 @@
+"""Command line: ``python -m probing COMMAND``; one module per command, dispatch in main."""

@@ -1,0 +1,1 @@
+"""Model plumbing: the registry of names and loaders, embedded weights, downloads."""

@@ -1,0 +1,336 @@
+"""Where each attention head looks: head view, model view, word-level maps, head statistics.
+
+Widgets here, computation in ``probing.analyses.attention``, drawing in ``probing.figures.attention``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import probing.figures.export as export
+from probing import config
+from probing.analyses.attention import (
+    STATISTICS,
+    AttentionMap,
+    attention_frame,
+    attention_view,
+    corpus_statistics,
+    encode_attention,
+    head_statistics,
+    sample_sentences,
+    supports_pairs,
+)
+from probing.figures.attention import (
+    attention_heatmap_figure,
+    head_view_figure,
+    model_view_figure,
+    statistics_figure,
+)
+from probing.figures.export import figure_bytes
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    load_model,
+    model_picker,
+    page_header,
+    provenance_card,
+)
+from ui.jobs import heavy_job
+
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+
+CORPUS = ("ud-ewt", "dev")
+
+# The model's piece limit rejects long inputs (InputTooLongError); these caps only stop a
+# pasted book from being tokenised, and keep the shared demo's corpus runs short.
+
+MAX_CORPUS_SENTENCES = 200 if config.demo_mode() else 2000
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def piece_attention(model: str, text: str, text_b: str | None) -> AttentionMap:
+    """Piece-level attention of the input; cached per (model, text) across reruns."""
+    return encode_attention(load_model(model), text, text_b)
+
+
+def downloads(
+    fig: go.Figure, stem: str, key: str, table: Callable[[], pd.DataFrame] | None = None
+) -> None:
+    """PNG/SVG (or HTML when no Chrome is available) and CSV buttons under a figure.
+
+    Files are made only when clicked (deferred ``data``): rendering a PNG starts a headless
+    Chrome for seconds, which must not slow every rerun.
+    """
+    cols = st.columns([1, 1, 1, 5])
+    if export.image_export_available():
+        for col, fmt in zip(cols, ("png", "svg"), strict=False):
+            col.download_button(
+                fmt.upper(),
+                data=lambda fmt=fmt: figure_bytes(fig, fmt),
+                file_name=f"{stem}.{fmt}",
+                mime="image/png" if fmt == "png" else "image/svg+xml",
+                key=f"{key}_{fmt}",
+                on_click="ignore",
+                icon=":material/download:",
+            )
+    else:
+        cols[0].download_button(
+            "HTML",
+            data=lambda: figure_bytes(fig, "html"),
+            file_name=f"{stem}.html",
+            mime="text/html",
+            key=f"{key}_html",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        cols[3].caption(
+            "PNG/SVG export needs a Chrome or Chromium for kaleido and none was found here, so "
+            "the figure downloads as interactive HTML instead."
+        )
+    if table is not None:
+        cols[2].download_button(
+            "CSV",
+            data=lambda: table().to_csv(index=False),
+            file_name=f"{stem}.csv",
+            mime="text/csv",
+            key=f"{key}_csv",
+            on_click="ignore",
+            icon=":material/table:",
+        )
+
+
+@st.cache_resource(show_spinner=False)
+def corpus_results() -> dict:
+    """(model, sentences) -> HeadStatistics, shared by all sessions: a corpus run is the
+    same for everyone, so it is computed once per server process."""
+    return {}
+
+
+def token_choice(label: str, view: AttentionMap, key: str) -> int | None:
+    """A token of ``view`` (or None); a choice that no longer exists (the level or the input
+    changed) falls back to None instead of pointing at another token."""
+    options: list[int | None] = [None, *range(view.n_tokens)]
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = None
+    return st.selectbox(
+        label,
+        options,
+        key=key,
+        format_func=lambda i: "none" if i is None else f"#{i} {view.tokens[i]}",
+    )
+
+
+def head_view(view: AttentionMap, stem: str) -> None:
+    """Layer, heads and focus token → the two-column line figure."""
+
+    def focus_from_click() -> None:
+        """A click on a token marker makes it the focus token (runs before the rerun)."""
+        points = st.session_state["attn_head_chart"].selection.points
+        if points and points[0].get("customdata") is not None:
+            data = points[0]["customdata"]
+            st.session_state["attn_focus"] = int(data[0] if isinstance(data, list) else data)
+
+    a, b, c = st.columns([1, 3, 2])
+    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_hv_layer")
+    heads = b.multiselect(
+        "Heads (one colour each)",
+        list(range(view.n_heads)),
+        default=list(range(min(4, view.n_heads))),
+        key="attn_hv_heads",
+    )
+    with c:
+        focus = token_choice("Focus token (or click a token)", view, "attn_focus")
+    if not heads:
+        st.info("Pick at least one head.")
+        return
+    fig = head_view_figure(view, layer, heads, focus=focus)
+    st.plotly_chart(
+        fig,
+        key="attn_head_chart",
+        on_select=focus_from_click,
+        selection_mode="points",
+        width="content",
+        config={"displayModeBar": False},
+    )
+    downloads(
+        fig,
+        f"{stem}_head_view_L{layer}",
+        "dl_hv",
+        lambda: attention_frame(view, layers=[layer], heads=heads),
+    )
+
+
+def model_view(view: AttentionMap, stem: str) -> None:
+    """All layers × heads as tiles, and the chosen head large with its tokens."""
+    a, b, c = st.columns([1, 1, 2])
+    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_mv_layer")
+    head = b.selectbox("Head", range(view.n_heads), key="attn_mv_head")
+    with c:
+        focus = token_choice("Highlight row", view, "attn_mv_focus")
+    grid = model_view_figure(view, selected=(layer, head))
+    st.plotly_chart(grid, key="attn_model_chart", width="content", config={"displayModeBar": False})
+    downloads(grid, f"{stem}_model_view", "dl_mv", lambda: attention_frame(view))
+    big = attention_heatmap_figure(view, layer, head, focus=focus)
+    st.plotly_chart(big, key="attn_head_heatmap", width="content")
+    downloads(
+        big, f"{stem}_L{layer}_H{head}", "dl_big", lambda: attention_frame(view, [layer], [head])
+    )
+
+
+def render() -> None:
+    """Draw the page (everything below the page config)."""
+    page_header(
+        "Attention",
+        "Where each attention head of a BERT-family encoder looks: lines per head, all heads at "
+        "once, word-level maps, and Clark et al.'s (2019) head statistics.",
+    )
+
+    names = model_picker()
+
+    if not names:
+        st.info("Pick a model in the sidebar.")
+        st.stop()
+
+    name = names[0]
+
+    if len(names) > 1:
+        st.caption(f"Attention shows one model at a time: **{name}** (the first one picked).")
+
+    encoder = get_encoder(name)
+
+    if encoder is None:
+        st.stop()
+
+    if not encoder.info.has_attention:
+        st.info(
+            f"**{name}** is an ELMo model: a character CNN and a biLSTM, with no attention heads, "
+            "so there is nothing to show on this page. Pick a BERT-family model (e.g. minilm-l6) "
+            "in the sidebar to look at attention."
+        )
+        provenance_card(encoder)
+        st.stop()
+
+    # -- input -------------------------------------------------------------------------------
+    text = st.text_area(
+        "Sentence", DEFAULT_TEXT, max_chars=config.limits().max_chars, height=80, key="attn_text"
+    )
+
+    text_b = None
+
+    if supports_pairs(encoder):
+        text_b = (
+            st.text_input(
+                "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
+                "",
+                max_chars=config.limits().max_chars,
+                key="attn_text_b",
+            ).strip()
+            or None
+        )
+
+    amap: AttentionMap | None = None
+
+    with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
+        amap = piece_attention(name, text, text_b)
+
+    if amap is None:
+        st.stop()
+
+    c1, c2, c3 = st.columns([2, 2, 4])
+
+    level = c1.radio(
+        "Level",
+        ["word", "piece"],
+        horizontal=True,
+        key="attn_level",
+        help="Word level (Clark et al. 2019): attention TO a word is the sum over its pieces, "
+        "FROM a word the mean over its pieces; rows still sum to 1.",
+    )
+
+    show_special = c2.toggle(
+        "Show [CLS]/[SEP]",
+        value=True,
+        key="attn_special",
+        help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
+    )
+
+    view_name = c3.radio(
+        "View", ["Head view", "Model view", "Head statistics"], horizontal=True, key="attn_view"
+    )
+
+    view = attention_view(amap, level, show_special)
+
+    stem = f"attention_{name.replace('/', '_')}_{level}"
+
+    def statistics_view(amap: AttentionMap, encoder, name: str) -> None:
+        """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
+        st.markdown(
+            "Per layer × head, means over query positions, on the raw piece-level attention with "
+            "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
+            "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
+            "before/after the query, [CLS] and [SEP] included."
+        )
+        source = st.radio(
+            "Over",
+            ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
+            horizontal=True,
+            key="attn_stats_source",
+        )
+        picked = st.multiselect(
+            "Statistics",
+            list(STATISTICS),
+            default=list(STATISTICS),
+            format_func=STATISTICS.get,
+            key="attn_stats_names",
+        )
+        if source == "this input":
+            stats = head_statistics([amap])
+        else:
+            n = int(
+                st.number_input(
+                    "Sentences",
+                    min_value=10,
+                    max_value=MAX_CORPUS_SENTENCES,
+                    value=100,
+                    step=50,
+                    key="attn_n",
+                )
+            )
+            results = corpus_results()
+            if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
+                bar = st.progress(0.0, text="Encoding sentences…")
+                with heavy_job("Head statistics"):
+                    results[(name, n)] = corpus_statistics(
+                        encoder,
+                        sample_sentences(*CORPUS, n=n),
+                        progress=lambda done, total: bar.progress(
+                            done / total, text=f"{done}/{total} sentences"
+                        ),
+                    )
+                bar.empty()
+            stats = results.get((name, n))
+            if stats is None:
+                st.caption(
+                    "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
+                )
+                return
+            if stats.skipped:
+                st.caption(
+                    f"{stats.skipped} sentence(s) longer than the model's limit were left out."
+                )
+        if picked:
+            fig = statistics_figure(stats, picked)
+            st.plotly_chart(fig, key="attn_stats_chart")
+            downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
+
+    with friendly_errors(view_name):
+        if view_name == "Head view":
+            head_view(view, stem)
+        elif view_name == "Model view":
+            model_view(view, stem)
+        else:
+            statistics_view(amap, encoder, name)
