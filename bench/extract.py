@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_JSON = "bench_extract.json"
+DEFAULT_JSON = "bench/out/extract.json"  # git-ignored
 
 
 def matmul_ceiling(dtype_name: str, n: int = 2048, seconds: float = 1.5) -> float:
@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in r.items():
             if k.startswith("cpu_less_than_"):
                 print(f"{name}: {v:.2f}x less CPU than {k.removeprefix('cpu_less_than_')}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.json}")
     return 0
