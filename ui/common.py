@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import streamlit as st
 from probing import config
 from probing.errors import ContextLensError
 from probing.models.registry import available_models, entry
+from probing.redact import redact_paths
 
 log = logging.getLogger("contextlens.ui")
 
@@ -103,20 +103,13 @@ def provenance_card(encoder) -> None:
             st.caption(info.how_to_get_real)
 
 
-_ABS_PATH = re.compile(r"(?<![\w.:/])(?:/[\w.\-+@]+){2,}/?")
-
-
-def _redact(match: re.Match[str]) -> str:
-    path = match.group()
-    return "<server path>" + ("." if path.endswith(".") else "")  # keep a sentence's full stop
-
-
 def user_message(exc: BaseException) -> str:
-    """An error's text for the page. The shared demo shows no server paths: absolute paths
-    in messages become ``<server path>`` (the full message still goes to the server log)."""
+    """An error's text for the page. The shared demo shows no server paths: server folders
+    (by value) and other absolute paths become ``<server path>`` (the full message still
+    goes to the server log)."""
     text = str(exc)
     if config.demo_mode():
-        redacted = _ABS_PATH.sub(_redact, text)
+        redacted = redact_paths(text)
         if redacted != text:
             log.info("redacted for the page: %s", text)
         return redacted
