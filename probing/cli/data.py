@@ -40,9 +40,8 @@ def dataset_status() -> list[dict]:
     """One row per data set: name, description, licence, present, path."""
     from probing.config import data_dir
     from probing.datasets import dataset_path, list_datasets
-    from probing.errors import DatasetNotFoundError
-
     from probing.datasets.integrity import problems
+    from probing.errors import DatasetNotFoundError
 
     rows = []
     for info in list_datasets():

@@ -32,8 +32,9 @@ import conllu
 import numpy as np
 
 from probing.datasets.types import Sentence
-from probing.errors import DataFormatError
+from probing.errors import DataFormatError, InvalidArgumentError
 from probing.features import features_of_sentences
+from probing.probes.guards import check_probe_size
 from probing.probes.run import ProbeResults, probe_features
 
 # (stage, done, total) with the stage names probe_layers uses: "extract train",
@@ -262,7 +263,12 @@ def probe_upload(
     n_all = int(encoder.info.n_layers) + 1
     layer_ids = tuple(range(n_all)) if layers is None else tuple(sorted({int(x) for x in layers}))
     if not layer_ids or not all(0 <= x < n_all for x in layer_ids):
-        raise ValueError(f"layers must lie in 0..{n_all - 1}, not {list(layers or [])}")
+        raise InvalidArgumentError(
+            f"layers must lie in 0..{n_all - 1} for {encoder.info.name}, not {list(layers or [])}"
+        )
+    # Before encoding anything: a file with thousands of distinct tags is refused at once.
+    tags = {t for s in train_s for t in s.labels["upos"]}
+    check_probe_size(tags, int(encoder.info.dim), f"A UPOS probe on {name}")
 
     dataset = f"upload:{name}"
     t0 = time.perf_counter()

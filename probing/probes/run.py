@@ -37,6 +37,7 @@ import pandas as pd
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask
+from probing.probes.guards import check_probe_size
 from probing.probes.linear import DEFAULT_CS, LinearProbe
 from probing.probes.metrics import (
     ABSTAIN,
@@ -328,11 +329,20 @@ class _Run:
 
 
 class _TaggingRun(_Run):
+    def _control_accuracy(self, C: float, X_tr, c_tr, X_te, c_te) -> float:  # noqa: ANN001
+        if len(np.unique(c_tr)) < 2:
+            # One word type (or all types drew the same label): the control probe can only
+            # predict that label, which is what a classifier of one class does.
+            return float(np.mean(c_te == c_tr[0]))
+        c_probe = LinearProbe(C=C, max_train_words=None, random_state=self.seed)
+        return float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
+
     def run(
         self, max_train_words: int | None, Cs: tuple[float, ...], scalar_mix: bool, control: bool
     ) -> None:
         # Every fit uses the same training words: subsample once here.
         train = self.feats["train"].subsample(max_train_words, seed=self.seed)
+        check_probe_size(train.labels, train.dim, f"A {self.spec.name} probe")
         dev, test = self.feats.get("dev"), self.feats["test"]
         layer_ids = test.layer_ids
         y_tr, y_te, g_te = train.labels, test.labels, test.sentence_index
@@ -377,8 +387,7 @@ class _TaggingRun(_Run):
             c_acc = sel = math.nan
             if control:
                 # Same probe family, same C, same words: only the labels differ.
-                c_probe = LinearProbe(C=probe.C_, max_train_words=None, random_state=self.seed)
-                c_acc = float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
+                c_acc = self._control_accuracy(probe.C_, X_tr, c_tr, X_te, c_te)
                 sel = acc.value - c_acc
                 done += 1
                 self.progress(done, steps)
