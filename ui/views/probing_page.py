@@ -27,6 +27,7 @@ from probing.datasets.upload import (
     TEST_EVERY,
     read_conllu_upload,
 )
+from probing.errors import ResultFileError
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes
 from probing.figures.probing_page import (
@@ -41,7 +42,6 @@ from probing.figures.probing_page import (
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
-from probing.errors import ResultFileError
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
 
