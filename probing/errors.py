@@ -108,5 +108,5 @@ class ResultFileError(ContextLensError):
     """A stored results file that cannot be read (truncated, not JSON); the message names it."""
 
 
-class ModelFormatError(ContextLensError):
+class ModelFormatError(ModelUnavailableError):
     """Model files that are malformed or ask for impossible sizes (bad config, header, shapes)."""
