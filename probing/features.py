@@ -66,7 +66,7 @@ from pathlib import Path
 import numpy as np
 
 from probing import config, feature_cache
-from probing.errors import CorruptCacheError
+from probing.errors import CorruptCacheError, InvalidArgumentError
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -504,7 +504,9 @@ def _normalise_layers(layers: Sequence[int] | None, n_all: int) -> tuple[int, ..
     for raw in layers:
         layer = int(raw) + n_all if int(raw) < 0 else int(raw)
         if not 0 <= layer < n_all:
-            raise ValueError(f"layer {raw} does not exist; this model has layers 0..{n_all - 1}")
+            raise InvalidArgumentError(
+                f"layer {raw} does not exist; this model has layers 0..{n_all - 1}"
+            )
         if layer not in out:
             out.append(layer)
     return tuple(sorted(out))
@@ -668,6 +670,8 @@ def encode_into(
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
     (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    if int(batch_size) < 1:
+        raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     words = [_clean(s.words) for s in sentences]
     lengths = np.array([len(w) for w in words], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])

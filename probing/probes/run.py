@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask
@@ -185,6 +186,7 @@ def probe_layers(
     """
     from probing.models.registry import load_encoder
 
+    check_run_arguments(n_boot, Cs, max_train_sentences, max_dev_sentences, max_test_sentences)
     encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
     spec = get_task(task)
     dataset = dataset or spec.default_dataset
@@ -246,6 +248,7 @@ def probe_features(
         model, dataset: names recorded in the results.
         Other arguments as in :func:`probe_layers`.
     """
+    check_run_arguments(n_boot, Cs)
     spec = get_task(task)
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
@@ -281,6 +284,26 @@ def probe_features(
         model=model, task=spec.name, dataset=dataset, table=table,
         scalar_mix=runner.mix, centre_of_gravity=cog, meta=meta,
     )  # fmt: skip
+
+
+def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) -> None:
+    """Raise before any work when an argument is out of range.
+
+    Raises:
+        InvalidArgumentError: ``n_boot`` < 1, a C that is not a positive number, no Cs,
+            or a sentence cap below 1.
+    """
+    if int(n_boot) < 1:
+        raise InvalidArgumentError(
+            f"n_boot (bootstrap replicates) must be at least 1, not {n_boot}."
+        )
+    if not len(Cs) or not all(math.isfinite(c) and c > 0 for c in map(float, Cs)):
+        raise InvalidArgumentError(
+            f"Cs (inverse regularisation strengths) must be positive numbers, not {list(Cs)}."
+        )
+    for size in sizes:
+        if size is not None and int(size) < 1:
+            raise InvalidArgumentError(f"sentence caps must be at least 1 (or none), not {size}.")
 
 
 # -- the two kinds of run -----------------------------------------------------------------
