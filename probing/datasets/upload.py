@@ -119,8 +119,11 @@ def check_conllu(text: str) -> str:
                 f"({' '.join(CONLLU_COLUMNS)}), found {len(cols)}{hint}.",
             )
         word_id, form, upos = cols[0].strip(), cols[1], cols[3].strip()
-        if _RANGE_ID.fullmatch(word_id) or _EMPTY_NODE_ID.fullmatch(word_id):
-            continue  # multi-word tokens and empty nodes carry no UPOS of their own
+        if _RANGE_ID.fullmatch(word_id):
+            _check_range(number, word_id, expected)
+            continue  # multi-word tokens carry no UPOS of their own
+        if _EMPTY_NODE_ID.fullmatch(word_id):
+            continue  # nor do empty nodes
         if not _WORD_ID.fullmatch(word_id):
             raise _error(
                 number,
@@ -144,6 +147,22 @@ def check_conllu(text: str) -> str:
     if n_sentences == 0:
         raise _error(1, "the file has no sentences (no word lines); is it a CoNLL-U file?")
     return "\n".join(out) + "\n"
+
+
+def _check_range(number: int, word_id: str, expected: int) -> None:
+    """A multi-word token's range ``a-b``: it must start at the next word and have a < b."""
+    first, last = (int(x) for x in word_id.split("-"))
+    if first >= last:
+        raise _error(
+            number,
+            f"range {word_id} must go from a smaller to a larger word number (e.g. 3-4).",
+        )
+    if first != expected:
+        raise _error(
+            number,
+            f"range {word_id} starts at word {first}, but the next word is {expected}; a "
+            "multi-word token line comes just before the words it spans.",
+        )
 
 
 def read_conllu_upload(data: bytes, max_bytes: int, name: str = "upload") -> list[Sentence]:
