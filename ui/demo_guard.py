@@ -57,12 +57,19 @@ def _enforce_once(cap_mb: int, session_bytes: int) -> bool:
 def _bound_uploads(session_bytes: int) -> None:
     from streamlit.runtime import Runtime
 
-    if not Runtime.exists():
-        return
-    mgr = Runtime.instance().uploaded_file_mgr
+    if Runtime.exists():
+        bound_session_uploads(Runtime.instance().uploaded_file_mgr, session_bytes)
+
+
+def bound_session_uploads(mgr, session_bytes: int) -> bool:  # noqa: ANN001 - a file manager
+    """Wrap ``mgr.add_file`` so that no session keeps more than ``session_bytes`` of uploads
+    (its oldest files are dropped first; the newest is always kept). Returns False when the
+    manager is not Streamlit's in-memory one (then nothing is changed)."""
     add = getattr(mgr, "add_file", None)
-    if add is None or getattr(add, "_contextlens_bounded", False) or not hasattr(mgr, "file_storage"):
-        return
+    if add is None or not hasattr(mgr, "file_storage"):
+        return False
+    if getattr(add, "_contextlens_bounded", False):
+        return True
     lock = threading.Lock()
 
     def add_file(session_id: str, file) -> None:  # noqa: ANN001 - UploadedFileRec
@@ -71,10 +78,12 @@ def _bound_uploads(session_bytes: int) -> None:
             stored = mgr.file_storage.get(session_id, {})
             total = sum(len(f.data) for f in stored.values())
             for file_id in list(stored):  # oldest first (insertion order)
-                if total <= session_bytes or file_id == file.file_id:
+                if total <= session_bytes:
                     break
-                total -= len(stored[file_id].data)
-                mgr.remove_file(session_id, file_id)
+                if file_id != file.file_id:
+                    total -= len(stored[file_id].data)
+                    mgr.remove_file(session_id, file_id)
 
     add_file._contextlens_bounded = True  # type: ignore[attr-defined]
     mgr.add_file = add_file
+    return True
