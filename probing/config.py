@@ -114,9 +114,7 @@ def limits() -> Limits:
     return replace(
         base,
         job_seconds=_env_number("CONTEXTLENS_JOB_SECONDS", base.job_seconds),
-        job_memory_bytes=int(
-            _env_number("CONTEXTLENS_JOB_MEMORY_MB", base.job_memory_bytes, mb)
-        ),
+        job_memory_bytes=int(_env_number("CONTEXTLENS_JOB_MEMORY_MB", base.job_memory_bytes, mb)),
         feature_cache_bytes=int(
             _env_number("CONTEXTLENS_FEATURE_CACHE_MB", base.feature_cache_bytes, mb)
         ),

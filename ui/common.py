@@ -89,7 +89,9 @@ def get_encoder(name: str):
             st.error(f"Could not load **{md_text(name)}**: {user_message(exc)}")
         except Exception as exc:  # a page must never show a traceback
             log.exception("loading %s failed", name)
-            st.error(f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}")
+            st.error(
+                f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
+            )
     return None
 
 

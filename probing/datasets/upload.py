@@ -119,11 +119,9 @@ def check_conllu(text: str) -> str:
                 f"({' '.join(CONLLU_COLUMNS)}), found {len(cols)}{hint}.",
             )
         word_id, form, upos = cols[0].strip(), cols[1], cols[3].strip()
-        if _RANGE_ID.fullmatch(word_id):
+        if _RANGE_ID.fullmatch(word_id) or _EMPTY_NODE_ID.fullmatch(word_id):
             _check_range(number, word_id, expected)
-            continue  # multi-word tokens carry no UPOS of their own
-        if _EMPTY_NODE_ID.fullmatch(word_id):
-            continue  # nor do empty nodes
+            continue  # multi-word tokens and empty nodes carry no UPOS of their own
         if not _WORD_ID.fullmatch(word_id):
             raise _error(
                 number,
@@ -150,7 +148,10 @@ def check_conllu(text: str) -> str:
 
 
 def _check_range(number: int, word_id: str, expected: int) -> None:
-    """A multi-word token's range ``a-b``: it must start at the next word and have a < b."""
+    """A multi-word token's range ``a-b``: it must start at the next word and have a < b
+    (an empty node's ID, ``8.1``, has no range to check)."""
+    if "-" not in word_id:
+        return
     first, last = (int(x) for x in word_id.split("-"))
     if first >= last:
         raise _error(

@@ -549,7 +549,10 @@ def _expected_shapes(model: ElmoBiLm) -> dict[str, tuple[int, ...]]:
         o, c, w = conv.weight.shape
         out[f"CNN/W_cnn_{i}"], out[f"CNN/b_cnn_{i}"] = (1, w, c, o), (o,)
     for k in range(cfg.n_highway):
-        for part, layer in (("transform", enc.highway_transform[k]), ("carry", enc.highway_carry[k])):
+        for part, layer in (
+            ("transform", enc.highway_transform[k]),
+            ("carry", enc.highway_carry[k]),
+        ):
             out[f"CNN_high_{k}/W_{part}"] = tuple(layer.weight.shape[::-1])
             out[f"CNN_high_{k}/b_{part}"] = tuple(layer.bias.shape)
     out["CNN_proj/W_proj"] = tuple(enc.projection.weight.shape[::-1])

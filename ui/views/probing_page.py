@@ -117,6 +117,13 @@ def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: s
                         "here, so the figure downloads as interactive HTML instead.")  # fmt: skip
 
 
+def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
+    """``n`` when it is a preset (or there are none), else the largest preset below it."""
+    if not presets or n in presets:
+        return n
+    return max([p for p in presets if p <= n] or [presets[0]])
+
+
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
     units = {r.meta.get("bootstrap_unit", "word") for r in results}
@@ -243,8 +250,7 @@ def render() -> None:
     )  # fmt: skip
 
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
-    if presets and n_train not in presets:  # a value set around the widget: nearest preset below
-        n_train = max([p for p in presets if p <= n_train] or [presets[0]])
+    n_train = snap_to_preset(n_train, presets)  # a value set around the widget
 
     with st.expander("Evaluation"):
         eval_presets = config.limits().eval_sizes
@@ -388,7 +394,9 @@ def render() -> None:
             digest = hashlib.sha256(data).hexdigest()[:16]
             key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
             done: dict = st.session_state.setdefault("probe_upload_results", {})
-            if st.button(f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"):
+            if st.button(
+                f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"
+            ):
                 bar = st.progress(0.0, text="Waiting for a free slot…")
                 with friendly_errors("Probing the upload"), heavy_job("Probing"):
                     runs = []
