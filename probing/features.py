@@ -392,20 +392,21 @@ def extract_features(
     layer_ids = _normalise_layers(layers, n_all)
     model_fp = model_fingerprint(encoder)
     data_fp = dataset_fingerprint(dataset, split)
-    # Key by content: every entry holds all layers (a layer subset is a view), and a sample
-    # as large as the split is the split.
-    if max_sentences is not None and max_sentences >= _n_sentences(dataset, split, data_fp):
-        max_sentences = None
 
+    # Key by content: every entry holds all layers (a layer subset is a view), a sample as
+    # large as the split is the split, and a cached whole split holds every sample.
     def entry(n: int | None) -> tuple[Path, str]:
         k = cache_key(model_fp, dataset, split, data_fp, pooling, None, n)
         return features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{k[:20]}", k
 
     folder, key = entry(max_sentences)
     feats = _try_load(folder, key)
-    if feats is None and max_sentences is not None:  # the whole split holds every sample
-        whole = _try_load(*entry(None), quiet=True)
-        if whole is not None:
+    if feats is None and max_sentences is not None:
+        if max_sentences >= _n_sentences(dataset, split, data_fp):
+            max_sentences = None
+            folder, key = entry(None)
+            feats = _try_load(folder, key)
+        elif (whole := _try_load(*entry(None), quiet=True)) is not None:
             feats = _sample_view(whole, _sample(len(whole.sent_ids), max_sentences))
     if feats is None:
         layer_ids_stored = tuple(range(n_all))

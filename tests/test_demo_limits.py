@@ -131,3 +131,21 @@ def test_demo_offers_preset_sizes_only(monkeypatch, cache):
     train = at.select_slider(key="probe_train")
     assert list(map(int, train.options)) == list(config.limits().train_sizes)
     assert list(map(int, at.selectbox(key="probe_eval").options)) == [0, 500, 1000]
+
+
+def test_a_sample_read_from_a_larger_entry_is_that_sample(minilm, cache):
+    """What a cached whole split serves for a sample: the same words, vectors and sentence
+    numbering as encoding just those sentences."""
+    from probing.features import _sample_view, features_of_sentences, read_sentences
+
+    whole = extract_features(minilm, "ud-ewt", "dev", max_sentences=12, batch_size=8)
+    keep = [1, 4, 7, 10]
+    view = _sample_view(whole, keep).with_label("upos")
+    by_id = {s.sent_id: s for s in read_sentences("ud-ewt", "dev")}
+    chosen = [by_id[whole.sent_ids[i]] for i in keep]
+    direct = features_of_sentences(minilm, chosen, "upos", batch_size=8)
+    assert view.sent_ids == direct.sent_ids
+    assert list(view.words) == list(direct.words) and list(view.labels) == list(direct.labels)
+    assert list(view.sentence_index) == list(direct.sentence_index)
+    for layer in (0, 6):
+        assert abs(view.layer(layer) - direct.layer(layer)).max() < 2e-2
