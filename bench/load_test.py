@@ -64,9 +64,9 @@ async def probe_upload(page, url: str, upload: Path, out: dict) -> None:
     """Upload a CoNLL-U file on the Probing page and run the UPOS probe on it."""
     await page.goto(f"{url}/Probing", timeout=120_000)
     await wait_idle(page, timeout=180)
-    await page.locator('input[type="file"]').set_input_files(str(upload))
+    await page.locator('input[type="file"]').set_input_files(str(upload), timeout=LOCATE_MS)
     await wait_idle(page, timeout=180)
-    await page.get_by_role("button", name="Probe UPOS on").click()
+    await page.get_by_role("button", name="Probe UPOS on").click(timeout=LOCATE_MS)
     await asyncio.sleep(1)
     await wait_idle(page, timeout=300)
     await check_page(page, "probe upload", out)
@@ -76,16 +76,17 @@ async def umap_map(page, url: str, out: dict) -> None:
     """Static vs Contextual, Sense geometry, UMAP: the sense map of the default lemma."""
     await page.goto(f"{url}/Static_vs_Contextual", timeout=120_000)
     await wait_idle(page, timeout=180)
-    await page.get_by_text("Sense geometry", exact=True).click()
+    await page.get_by_text("Sense geometry", exact=True).click(timeout=LOCATE_MS)
     await asyncio.sleep(1)
     await wait_idle(page, timeout=300)
-    await page.get_by_text("UMAP", exact=True).click()
+    await page.get_by_text("UMAP", exact=True).click(timeout=LOCATE_MS)
     await asyncio.sleep(1)
     await wait_idle(page, timeout=300)
     await check_page(page, "umap", out)
 
 
 HEAVY = {"probe upload": probe_upload, "umap": umap_map}
+LOCATE_MS = 180_000  # a widget can take this long to appear on a loaded shared machine
 
 
 async def session(
