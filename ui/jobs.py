@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 import streamlit as st
 
-from probing.budget import Budget
+from probing.budget import Budget, BudgetExceeded
 from probing.config import limits
 from probing.errors import JobStoppedError
 
@@ -78,13 +78,16 @@ def heavy_job(
         st.error("The server is busy; please try again in a few minutes.")
         st.stop()
     lim = limits()
+    budget = Budget(
+        lim.job_seconds if seconds is None else seconds,
+        lim.job_memory_bytes if memory_bytes is None else memory_bytes,
+        what=label,
+        alive=alive,
+    )
     try:
-        with Budget(
-            lim.job_seconds if seconds is None else seconds,
-            lim.job_memory_bytes if memory_bytes is None else memory_bytes,
-            what=label,
-            alive=alive,
-        ) as budget:
+        with budget:
             yield budget
+    except BudgetExceeded:  # fired just as the body ended, past the budget's own handler
+        raise JobStoppedError(budget.reason or f"{label} was stopped.") from None
     finally:
         sem.release()
