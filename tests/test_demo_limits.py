@@ -149,3 +149,21 @@ def test_a_sample_read_from_a_larger_entry_is_that_sample(minilm, cache):
     assert list(view.sentence_index) == list(direct.sentence_index)
     for layer in (0, 6):
         assert abs(view.layer(layer) - direct.layer(layer)).max() < 2e-2
+
+
+def test_uploads_per_session_are_bounded_and_freed_with_the_session():
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from ui.demo_guard import bound_session_uploads, free_closed_sessions
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert bound_session_uploads(mgr, 4 * 2**20)
+    for i in range(10):  # ten capped files PUT straight to one session
+        mgr.add_file("visitor", UploadedFileRec(f"f{i}", "x.conllu", "text/plain", b"x" * 2**21))
+    kept = mgr.file_storage["visitor"]
+    assert list(kept) == ["f8", "f9"]  # the newest, within 2 x the cap
+    mgr.add_file("other", UploadedFileRec("g", "y.conllu", "text/plain", b"y" * 100))
+    # The visitor's tab closed and Streamlit dropped the session: its bytes go too.
+    assert free_closed_sessions(mgr, lambda sid: sid == "other") == ["visitor"]
+    assert list(mgr.file_storage) == ["other"]

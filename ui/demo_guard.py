@@ -9,7 +9,10 @@ the running server's value at start-up and, if the launch forgot it, lowers it t
 Streamlit keeps a session's uploaded files in memory until the session ends, and any
 number of them: a visitor could PUT many capped files straight to the upload endpoint.
 :func:`enforce` also bounds each session's stored uploads to ``2 x max_upload_bytes``,
-dropping that session's oldest files first (the page needs only the newest one).
+dropping that session's oldest files first (the page needs only the newest one), and frees
+the uploads of sessions that are gone: Streamlit drops a closed tab's session from its
+reconnect store after ``server.disconnectedSessionTTL`` without removing its files, so
+without this they would stay in memory until the server restarts.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ def enforce() -> None:
     """In demo mode: the server's upload cap and per-session upload memory (see module doc)."""
     if config.demo_mode():
         _enforce_once(upload_cap_mb(), SESSION_UPLOAD_FACTOR * config.limits().max_upload_bytes)
+        from streamlit.runtime import Runtime
+
+        if Runtime.exists():
+            runtime = Runtime.instance()
+            free_closed_sessions(runtime.uploaded_file_mgr, runtime.is_active_session)
 
 
 @st.cache_resource(show_spinner=False)
@@ -59,6 +67,20 @@ def _bound_uploads(session_bytes: int) -> None:
 
     if Runtime.exists():
         bound_session_uploads(Runtime.instance().uploaded_file_mgr, session_bytes)
+
+
+def free_closed_sessions(mgr, is_active) -> list[str]:  # noqa: ANN001 - manager, (str) -> bool
+    """Remove the uploaded files of every session that is no longer connected; returns
+    their session ids."""
+    storage = getattr(mgr, "file_storage", None)
+    if storage is None:
+        return []
+    gone = [sid for sid in list(storage) if not is_active(sid)]
+    for sid in gone:
+        mgr.remove_session_files(sid)
+    if gone:
+        log.info("freed the uploads of %d closed session(s)", len(gone))
+    return gone
 
 
 def bound_session_uploads(mgr, session_bytes: int) -> bool:  # noqa: ANN001 - a file manager
