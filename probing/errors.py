@@ -81,3 +81,15 @@ class TooFewSensesError(ContextLensError, ValueError):
 
 class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
+
+
+class PoolingUnavailableError(ContextLensError, ValueError):
+    """A sentence-pooling strategy the model cannot give (e.g. [CLS] for ELMo)."""
+
+
+class NoNSPHeadError(ContextLensError):
+    """A checkpoint without BERT's next-sentence-prediction head."""
+
+
+class MultiPieceTargetError(ContextLensError, ValueError):
+    """A word that the model splits into several pieces where one piece is needed."""

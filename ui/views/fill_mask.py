@@ -19,6 +19,7 @@ from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.models.registry import entry
 from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
+from ui.views import mlm_corruption
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -178,3 +179,4 @@ def render() -> None:
         "All masks stay masked in one pass: each guess is made without knowing the others. "
         "“##ing” marks a piece that continues a word."
     )
+    mlm_corruption.render(models)  # the 80/10/10 recipe (ui.views.mlm_corruption)
