@@ -37,7 +37,9 @@ def test_probabilities_sum_to_one_and_match_the_head(tiny_nsp):
     assert 0 < res.is_next < 1
     assert res.pieces.count("[SEP]") == 2 and res.pieces[0] == "[CLS]"
     first_sep = res.pieces.index("[SEP]")
-    assert set(res.segment_ids[: first_sep + 1]) == {0} and set(res.segment_ids[first_sep + 1 :]) == {1}
+    assert set(res.segment_ids[: first_sep + 1]) == {0} and set(
+        res.segment_ids[first_sep + 1 :]
+    ) == {1}
     enc = nsp.tokenizer("the cat sat", "the dog ran", return_tensors="pt")
     with torch.inference_mode():
         logits = nsp.model(**enc).seq_relationship_logits[0]

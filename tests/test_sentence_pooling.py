@@ -165,6 +165,4 @@ def test_genre_probe_on_elmo_reports_per_layer_with_document_intervals(tmp_path,
     assert scores["value"].iloc[-1] > maj
     # the second call reads the cached vectors and gives the same numbers
     again = probe_sentences(elmo, per_doc={"train": 2, "dev": 1, "test": 2}, n_boot=50)
-    np.testing.assert_allclose(
-        again["mean"].layer_scores("accuracy")["value"], scores["value"]
-    )
+    np.testing.assert_allclose(again["mean"].layer_scores("accuracy")["value"], scores["value"])
