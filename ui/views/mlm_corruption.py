@@ -14,7 +14,7 @@ LABELS = {"mask": "[MASK] (80 %)", "random": "random word (10 %)", "keep": "kept
 
 def render(models: list[str]) -> None:
     """The corruption section for the first model of ``models`` (one with an MLM head)."""
-    st.subheader("BERT's corruption recipe: 80 % [MASK], 10 % random, 10 % kept")
+    st.markdown("#### BERT's corruption recipe: 80 % [MASK], 10 % random, 10 % kept")
     if not st.toggle("Show what the model predicts at a masked, replaced or kept word",
                      value=False, key="corrupt_on"):  # fmt: skip
         return
