@@ -74,8 +74,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
         "model offers; ELMo: mean,max)",
     )
-    p.add_argument("--per-doc", help="sentence tasks: sentences per document, train,dev,test "
-                   "(default 20,20,50)")
+    p.add_argument(
+        "--per-doc",
+        help="sentence tasks: sentences per document, train,dev,test (default 20,20,50)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
     p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")
