@@ -166,3 +166,20 @@ def test_genre_probe_on_elmo_reports_per_layer_with_document_intervals(tmp_path,
     # the second call reads the cached vectors and gives the same numbers
     again = probe_sentences(elmo, per_doc={"train": 2, "dev": 1, "test": 2}, n_boot=50)
     np.testing.assert_allclose(again["mean"].layer_scores("accuracy")["value"], scores["value"])
+
+
+def test_paired_difference_matches_the_run(tmp_path, monkeypatch):
+    import probing
+    from probing.probes.sentence import paired_difference, probe_sentences
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
+    elmo = probing.load_encoder("elmo-mini")
+    small = {"train": 2, "dev": 1, "test": 2}
+    run = probe_sentences(elmo, per_doc=small, n_boot=20)
+    d = paired_difference(elmo, "mean", "max", per_doc=small, n_boot=200)
+    last = {s: float(r.layer_scores("accuracy")["value"].iloc[-1]) for s, r in run.items()}
+    assert d["layer"] == 2
+    assert d["accuracy_a"] == pytest.approx(last["mean"])
+    assert d["accuracy_b"] == pytest.approx(last["max"])
+    assert d["difference"] == pytest.approx(last["mean"] - last["max"])
+    assert d["ci_low"] <= d["difference"] <= d["ci_high"]

@@ -254,3 +254,89 @@ def _fit_strategy(sets, strategy, model, task, dataset, seed, Cs, n_boot):  # no
         chosen_c[str(layer)] = probe.C_
         add("linear", layer, probe.predict(te.vectors[strategy][layer]))
     return rows, chosen_c
+
+
+def paired_difference(
+    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name
+    strategy_a: str,
+    strategy_b: str,
+    layer: int = -1,
+    *,
+    per_doc: dict[str, int | None] | None = None,
+    seed: int = 0,
+    Cs: Sequence[float] = DEFAULT_CS,
+    n_boot: int = 1000,
+) -> dict:
+    """Test accuracy of pooling ``a`` minus pooling ``b`` at one layer, with a **paired**
+    bootstrap over test documents (both probes' predictions resampled together), which is
+    what "a beats b" needs: two marginal intervals that overlap can still differ.
+
+    The probes are those of :func:`probe_sentences` (same sample, seed, C grid on dev), so
+    the two accuracies equal that run's. ``layer=-1``: the last layer (fixed in advance,
+    not chosen on test).
+    """
+    from probing.models.registry import load_encoder
+
+    encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
+    allowed = strategies_for(encoder.info)
+    caps = {**DEFAULT_PER_DOC, **(per_doc or {})}
+    sets = {
+        s: _cached_split(encoder, s, caps[s], seed, allowed, None) for s in ("train", "dev", "test")
+    }
+    tr, dev, te = sets["train"], sets["dev"], sets["test"]
+    layer = layer % tr.vectors[allowed[0]].shape[0]
+    kw = {"Cs": Cs, "max_train_words": None, "random_state": seed}
+    preds = []
+    for s in (strategy_a, strategy_b):
+        probe = LinearProbe(**kw).fit(
+            tr.vectors[s][layer], tr.labels, dev.vectors[s][layer], dev.labels
+        )
+        preds.append(probe.predict(te.vectors[s][layer]))
+    both = np.stack(preds, axis=1)
+
+    def diff(y: np.ndarray, p: np.ndarray) -> float:
+        return float(np.mean(p[:, 0] == y) - np.mean(p[:, 1] == y))
+
+    groups = np.unique(te.docs, return_inverse=True)[1]
+    est = bootstrap_ci(te.labels, both, diff, n_boot=n_boot, seed=seed, groups=groups)
+    return {
+        "model": encoder.info.name, "a": strategy_a, "b": strategy_b, "layer": int(layer),
+        "accuracy_a": float(np.mean(preds[0] == te.labels)),
+        "accuracy_b": float(np.mean(preds[1] == te.labels)),
+        "difference": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
+        "bootstrap_unit": "document (paired)", "n_boot": n_boot, "seed": seed,
+        "n_test_documents": int(groups.max() + 1), "n_test_sentences": int(len(te.labels)),
+    }  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m probing.probes.sentence --model minilm-l6 --paired mean,cls [--out results]``:
+    the paired difference at the last layer, printed and written as JSON."""
+    import argparse
+    from pathlib import Path
+
+    p = argparse.ArgumentParser(prog="python -m probing.probes.sentence")
+    p.add_argument("--model", default="minilm-l6")
+    p.add_argument("--paired", action="append", required=True, help="a,b (repeatable)")
+    p.add_argument("--layer", type=int, default=-1)
+    p.add_argument("--out", default="results")
+    args = p.parse_args(argv)
+    rows = []
+    for pair in args.paired:
+        a, b = (x.strip() for x in pair.split(","))
+        rows.append(paired_difference(args.model, a, b, args.layer))
+        r = rows[-1]
+        print(
+            f"{r['model']} layer {r['layer']}: {a} {r['accuracy_a']:.3f} - {b} "
+            f"{r['accuracy_b']:.3f} = {r['difference']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{args.model}__brown__genre-paired.json"
+    path.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
