@@ -100,3 +100,18 @@ def test_wsd_by_direction_small(elmo, tmp_path, monkeypatch):
     assert (f1 > 0.3).all()  # first-sense backoff alone scores well above this on SemCor
     with pytest.raises(ValueError, match="not an ELMo model"):
         wsd_by_direction("minilm-l6")
+
+
+def test_wsd_by_direction_paired_differences(elmo, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
+    t = wsd_by_direction(elmo, max_train_sentences=100, max_test_sentences=30, n_boot=30)
+    f1 = t[t["metric"] == "f1"].set_index(["layer", "direction"])["value"]
+    paired = t.attrs["paired"]
+    assert [(d["layer"], d["a"], d["b"]) for d in paired][:3] == [
+        (1, "both", "forward"), (1, "both", "backward"), (1, "forward", "backward"),
+    ]  # fmt: skip
+    assert len(paired) == 6
+    for d in paired:
+        expected = f1.loc[(d["layer"], d["a"])] - f1.loc[(d["layer"], d["b"])]
+        assert d["f1_difference"] == pytest.approx(expected)
+        assert d["ci_low"] <= d["f1_difference"] <= d["ci_high"]

@@ -146,7 +146,8 @@ def test_genre_probe_on_elmo_reports_per_layer_with_document_intervals(tmp_path,
     elmo = probing.load_encoder("elmo-mini")
     with pytest.raises(PoolingUnavailableError, match=r"no \[CLS\]"):
         probe_sentences(elmo, strategies=["cls"])
-    out = probe_sentences(elmo, per_doc={"train": 2, "dev": 1, "test": 2}, n_boot=50)
+    small = {"train": 2, "dev": 1, "test": 2}
+    out = probe_sentences(elmo, per_doc=small, n_boot=50)
     assert set(out) == {"mean", "max"}
     res = out["mean"]
     assert res.meta["bootstrap_unit"] == "document"
@@ -164,20 +165,13 @@ def test_genre_probe_on_elmo_reports_per_layer_with_document_intervals(tmp_path,
     maj = float(majority[majority["probe"] == "majority"]["value"].iloc[0])
     assert scores["value"].iloc[-1] > maj
     # the second call reads the cached vectors and gives the same numbers
-    again = probe_sentences(elmo, per_doc={"train": 2, "dev": 1, "test": 2}, n_boot=50)
+    again = probe_sentences(elmo, per_doc=small, n_boot=50)
     np.testing.assert_allclose(again["mean"].layer_scores("accuracy")["value"], scores["value"])
+    # the paired difference refits the same probes: its accuracies are the run's
+    from probing.probes.sentence import paired_difference
 
-
-def test_paired_difference_matches_the_run(tmp_path, monkeypatch):
-    import probing
-    from probing.probes.sentence import paired_difference, probe_sentences
-
-    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
-    elmo = probing.load_encoder("elmo-mini")
-    small = {"train": 2, "dev": 1, "test": 2}
-    run = probe_sentences(elmo, per_doc=small, n_boot=20)
     d = paired_difference(elmo, "mean", "max", per_doc=small, n_boot=200)
-    last = {s: float(r.layer_scores("accuracy")["value"].iloc[-1]) for s, r in run.items()}
+    last = {s: float(r.layer_scores("accuracy")["value"].iloc[-1]) for s, r in out.items()}
     assert d["layer"] == 2
     assert d["accuracy_a"] == pytest.approx(last["mean"])
     assert d["accuracy_b"] == pytest.approx(last["max"])

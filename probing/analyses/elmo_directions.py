@@ -141,13 +141,14 @@ def wsd_by_direction(
     k_te = np.array([lemma_key(s) for s in test.labels])
     backoff = first_sense_backoff()
     rows = []
+    preds: dict[tuple[int, str], np.ndarray] = {}
     steps = len(test.layer_ids) * len(DIRECTIONS)
     for li, layer in enumerate(test.layer_ids):
         X_tr, X_te = train.layer(layer), test.layer(layer)
         for di, direction in enumerate(DIRECTIONS):
             sl = direction_slice(X_tr.shape[1], direction)
             clf = NearestSenseClassifier(backoff).fit(X_tr[:, sl], train.labels, k_tr)
-            pred = clf.predict(X_te[:, sl], k_te)
+            pred = preds[(int(layer), direction)] = clf.predict(X_te[:, sl], k_te)
             for metric in ("f1", "precision", "recall"):
                 est = bootstrap_ci(
                     test.labels, pred, metric, n_boot=n_boot, seed=seed, groups=test.sentence_index
@@ -160,7 +161,31 @@ def wsd_by_direction(
                     }
                 )  # fmt: skip
             report("fit", li * len(DIRECTIONS) + di + 1, steps)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["paired"] = _paired(preds, test, seed, n_boot)
+    return table
+
+
+def _paired(preds: dict, test, seed: int, n_boot: int) -> list[dict]:  # noqa: ANN001
+    """F1 differences both − forward, both − backward, forward − backward per contextual
+    layer, by a paired bootstrap over test sentences (each sentence's items resampled
+    together for both views)."""
+    from probing.probes.metrics import bootstrap_ci, precision_recall_f1
+
+    def f1(y: np.ndarray, p: np.ndarray) -> float:
+        return float(precision_recall_f1(y, p)[2])
+
+    out = []
+    for layer in sorted({k[0] for k in preds} - {0}):
+        for a, b in (("both", "forward"), ("both", "backward"), ("forward", "backward")):
+            pair = np.stack([preds[(layer, a)], preds[(layer, b)]], axis=1)
+            est = bootstrap_ci(
+                test.labels, pair, lambda y, p: f1(y, p[:, 0]) - f1(y, p[:, 1]),
+                n_boot=n_boot, seed=seed, groups=test.sentence_index,
+            )  # fmt: skip
+            out.append({"layer": layer, "a": a, "b": b, "f1_difference": est.value,
+                        "ci_low": est.ci_low, "ci_high": est.ci_high})  # fmt: skip
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -196,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "method": "1-NN to SemCor training sense centroids, WordNet first-sense backoff",
         "bootstrap_unit": "sentence", "n_boot": args.n_boot, "seed": args.seed,
         "eval_split": "test", "timing_s": round(time.perf_counter() - t0, 1),
+        "paired_f1_differences": table.attrs.get("paired", []),
     }  # fmt: skip
     Path(f"{stem}.json").write_text(
         json.dumps({"meta": meta, "results": table.to_dict("records")}, indent=1) + "\n",
@@ -205,6 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for _, r in f1.iterrows():
         print(f"layer {r['layer']} {r['direction']:>8}  F1 {r['value']:.3f} "
               f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]")  # fmt: skip
+    for d in table.attrs.get("paired", []):
+        print(f"layer {d['layer']} {d['a']} - {d['b']}: {d['f1_difference']:+.3f} "
+              f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")  # fmt: skip
     return 0
 
 

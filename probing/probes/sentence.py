@@ -319,12 +319,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model", default="minilm-l6")
     p.add_argument("--paired", action="append", required=True, help="a,b (repeatable)")
     p.add_argument("--layer", type=int, default=-1)
+    p.add_argument("--per-doc", help="train,dev,test sentences per document (as the probe run)")
     p.add_argument("--out", default="results")
     args = p.parse_args(argv)
     rows = []
     for pair in args.paired:
         a, b = (x.strip() for x in pair.split(","))
-        rows.append(paired_difference(args.model, a, b, args.layer))
+        per_doc = None
+        if args.per_doc:
+            per_doc = dict(
+                zip(("train", "dev", "test"), map(int, args.per_doc.split(",")), strict=True)
+            )
+        rows.append(paired_difference(args.model, a, b, args.layer, per_doc=per_doc))
         r = rows[-1]
         print(
             f"{r['model']} layer {r['layer']}: {a} {r['accuracy_a']:.3f} - {b} "
