@@ -7,7 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from probing import config
-from probing.analyses.sentence_pooling import ELMO_NO_CLS, pooled_similarities, strategies_for
+from probing.analyses.sentence_pooling import (
+    ELMO_NO_CLS,
+    STRATEGIES,
+    pooled_similarities,
+    strategies_for,
+)
 from probing.figures.course import pooling_curves, similarity_heatmap
 from probing.probes.run import ProbeResults
 from ui.common import friendly_errors, get_encoder
@@ -26,9 +31,10 @@ RESULTS_DIR = config.REPO_ROOT / "results"
 def genre_curves(model: str) -> dict[str, pd.DataFrame]:
     """{strategy: per-layer accuracy rows} of the committed genre runs of ``model``."""
     curves = {}
-    for path in sorted(RESULTS_DIR.glob(f"{model}__brown__genre-*.json")):
-        res = ProbeResults.from_json(path)
-        curves[path.stem.rsplit("-", 1)[-1]] = res.layer_scores("accuracy")
+    for strategy in STRATEGIES:
+        path = RESULTS_DIR / f"{model}__brown__genre-{strategy}.json"
+        if path.is_file():
+            curves[strategy] = ProbeResults.from_json(path).layer_scores("accuracy")
     return curves
 
 
