@@ -66,6 +66,10 @@ def test_course_notes_with_minilm(tiny_nsp):
     names = {t["name"] for t in lines["data"]}
     assert names == {"elmo-mini · forward", "elmo-mini · backward", "elmo-mini · both",
                      "minilm-l6 · fused"}  # fmt: skip
+    # the committed genre runs: one curve per pooling, with intervals
+    genre = next(c for c in charts if "Brown genre" in _titles([c])[0])
+    assert {t["name"] for t in genre["data"]} == {"cls", "mean", "attention", "max"}
+    assert all("error_y" in t for t in genre["data"])
     bar = next(c for c in charts if c["data"][0]["type"] == "bar")
     assert bar["data"][0]["y"] == ["IsNext", "NotNext"]
     assert float(_arr(bar["data"][0]["x"]).sum()) == pytest.approx(1.0, abs=1e-6)
@@ -80,6 +84,8 @@ def test_course_notes_with_elmo_says_it_has_no_cls():
     assert any("no [CLS]" in i.value for i in at.info)
     heat = [t for t in _titles(_charts(at)) if t.startswith("elmo-mini · ")]
     assert sorted(t.split(" · ")[1] for t in heat) == ["max", "mean"]
+    genre = next(c for c in _charts(at) if "Brown genre" in _titles([c])[0])
+    assert {t["name"] for t in genre["data"]} == {"mean", "max"}
     errors = " ".join(e.value for e in at.error)
     assert "next-sentence head" in errors  # one readable message, no traceback
 
