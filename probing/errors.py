@@ -81,3 +81,11 @@ class TooFewSensesError(ContextLensError, ValueError):
 
 class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
+
+
+class SweepError(ContextLensError, ValueError):
+    """A sweep spec that does not validate, or a folder that holds no sweep."""
+
+
+class OptionalDependencyError(ContextLensError, ImportError):
+    """An optional package (e.g. Ray for ``--executor ray``) that is not installed."""
