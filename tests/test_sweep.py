@@ -186,15 +186,26 @@ def test_the_probing_page_opens_a_sweep_folder(local_runs, monkeypatch, tmp_path
     assert any("not a sweep folder" in e.value for e in at.error)
 
 
-def test_the_demo_offers_only_sweeps_under_results(monkeypatch):
+def test_the_demo_offers_only_sweeps_under_results(monkeypatch, tmp_path):
     from streamlit.testing.v1 import AppTest
 
+    committed = REPO / "results" / "sweep-example"  # the example spec's output
+    assert (committed / "spec.json").is_file()
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
     at = AppTest.from_file(str(REPO / "pages" / "4_Probing.py"), default_timeout=300)
     at.session_state["models"] = ["minilm-l6"]
     at.run()
     assert not at.exception
-    assert not [t for t in at.text_input if t.key == "sweep_folder"]
+    assert not [t for t in at.text_input if t.key == "sweep_folder"]  # no typed server paths
+    pick = at.selectbox(key="sweep_pick")
+    assert pick.options == ["sweep-example"]
+    pick.set_value(committed).run()
+    assert not at.exception and not at.error
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [c["layout"].get("title", {}).get("text", "") for c in charts]
+    assert any("minilm-l6 · ud-ewt · pos" in t for t in titles), titles
+    assert list(at.dataframe[-1].value["layer"]) == list(range(7))
 
 
 def test_the_example_spec_parses():
