@@ -55,14 +55,14 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
 
     Returns:
         ``{"folder", "key", "layer_ids", "layer_names", "n_words", "n_sentences",
-        "seconds", "worker", "cached"}``.
+        "seconds", "cpu_s", "worker", "cached"}``.
     """
     pin_threads()
     _set_dirs(cache_dir, data_dir)
     from probing.features import extract_features
     from probing.models.registry import load_encoder
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     encoder = load_encoder(job["model"], device=device)
     encoded = []  # any (done, total) call before the end means the split was encoded now
     feats = extract_features(
@@ -77,6 +77,7 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
         "n_words": feats.n_words_total,
         "n_sentences": len(feats.sent_ids),
         "seconds": round(time.perf_counter() - t0, 3),
+        "cpu_s": round(time.process_time() - c0, 3),  # < seconds: the worker waited for a core
         "worker": worker_name(),
         "cached": not any(encoded),
     }
@@ -89,7 +90,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
         cell: :class:`~probing.sweep.grid.Cell` fields (``features``: (split, folder, key)).
 
     Returns:
-        ``{"results": ProbeResults.to_dict(), "timing": {"load_s", "fit_s", "worker"}}``.
+        ``{"results": ProbeResults.to_dict(), "timing": {"load_s", "fit_s", "cpu_s", "worker"}}``.
     """
     import json
 
@@ -99,7 +100,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     from probing.probes import run as probe_run
     from probing.probes.tasks import get_task
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     task = get_task(cell["task"])
     label = task.field_for(cell["dataset"])
     feats = {}
@@ -121,6 +122,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
         "timing": {
             "load_s": round(t1 - t0, 3),
             "fit_s": round(t2 - t1, 3),
+            "cpu_s": round(time.process_time() - c0, 3),
             "worker": worker_name(),
         },  # fmt: skip
     }

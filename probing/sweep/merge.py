@@ -30,7 +30,7 @@ SWEEP_COLUMNS = [
 ]  # fmt: skip
 TIMING_COLUMNS = [
     "kind", "id", "model", "dataset", "split", "task", "seed", "layer", "seconds", "load_s",
-    "fit_s", "cached", "n_words", "worker", "finished",
+    "fit_s", "cpu_s", "cached", "n_words", "worker", "finished",
 ]  # fmt: skip
 
 
@@ -66,8 +66,8 @@ def timing_table(folder: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per extraction and per fitted cell: where the time went."""
     store = SweepStore(folder)
     rows = [
-        {**{k: e.get(k) for k in ("model", "dataset", "split", "seconds", "cached", "n_words",
-                                  "worker")}, "kind": "extract",
+        {**{k: e.get(k) for k in ("model", "dataset", "split", "seconds", "cpu_s", "cached",
+                                  "n_words", "worker")}, "kind": "extract",
          "id": f"{safe(e['model'])}__{e['dataset']}__{e['split']}__{e['dtype']}"}
         for e in store.extractions()
     ]  # fmt: skip
