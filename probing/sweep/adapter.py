@@ -54,12 +54,12 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
         device: ``cuda`` on a GPU worker, else None (CPU).
 
     Returns:
-        ``{"folder", "key", "layer_ids", "layer_names", "n_words", "n_sentences",
+        ``{"folder", "key", "sample", "layer_ids", "layer_names", "n_words", "n_sentences",
         "seconds", "cpu_s", "worker", "cached"}``.
     """
     pin_threads()
     _set_dirs(cache_dir, data_dir)
-    from probing.features import extract_features
+    from probing.features import extract_features, load_features
     from probing.models.registry import load_encoder
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -69,9 +69,14 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
         encoder, job["dataset"], job["split"], layers=job["layers"], pooling=job["pooling"],
         max_sentences=job["max_sentences"], progress=lambda d, t: encoded.append(d < t),
     )  # fmt: skip
+    # A capped split may be a seeded sample viewed from a cached whole split; the fitting
+    # workers then rebuild the same view from the entry (see open_split).
+    whole = load_features(feats.path, feats.key)
+    sample = job["max_sentences"] if len(whole.sent_ids) != len(feats.sent_ids) else None
     return {
         "folder": str(feats.path),
         "key": feats.key,
+        "sample": sample,
         "layer_ids": list(feats.layer_ids),
         "layer_names": list(encoder.info.layer_names),
         "n_words": feats.n_words_total,
@@ -87,7 +92,8 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     """Fit one (task, seed, layer) cell on cached features; a worker task.
 
     Args:
-        cell: :class:`~probing.sweep.grid.Cell` fields (``features``: (split, folder, key)).
+        cell: :class:`~probing.sweep.grid.Cell` fields (``features``: (split, folder, key,
+            sample)).
 
     Returns:
         ``{"results": ProbeResults.to_dict(), "timing": {"load_s", "fit_s", "cpu_s", "worker"}}``.
@@ -96,7 +102,6 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
 
     pin_threads()
     _set_dirs(cache_dir, data_dir)
-    from probing.features import _view_layers, load_features
     from probing.probes import run as probe_run
     from probing.probes.tasks import get_task
 
@@ -104,9 +109,8 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     task = get_task(cell["task"])
     label = task.field_for(cell["dataset"])
     feats = {}
-    for split, folder, key in cell["features"]:
-        whole = load_features(Path(folder), key)
-        feats[split] = _view_layers(whole, (int(cell["layer"]),)).with_label(label)
+    for split, folder, key, sample in cell["features"]:
+        feats[split] = open_split(folder, key, sample, int(cell["layer"])).with_label(label)
     t1 = time.perf_counter()
     training = json.loads(cell["settings"])
     results = probe_run.probe_features(
@@ -126,6 +130,17 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
             "worker": worker_name(),
         },  # fmt: skip
     }
+
+
+def open_split(folder: str, key: str, sample: int | None, layer: int):  # noqa: ANN201
+    """One layer of an extracted split: the cache entry, or its seeded ``sample`` of sentences
+    (exactly the view :func:`~probing.features.extract_features` returned)."""
+    from probing import features
+
+    entry = features.load_features(Path(folder), key)
+    if sample is not None:
+        entry = features._sample_view(entry, features._sample(len(entry.sent_ids), sample))
+    return features._view_layers(entry, (layer,))
 
 
 def worker_name() -> str:

@@ -42,7 +42,8 @@ class ExtractJob:
 class Cell:
     """One fit: a task's probe on one layer of one model, with one seed.
 
-    ``features`` maps split -> (cache folder, cache key) of the extracted features.
+    ``features``: (split, cache folder, cache key, sample) of the extracted features; sample
+    is the sentence cap when the split is a seeded sample viewed from a whole-split entry.
     """
 
     model: str
@@ -50,12 +51,12 @@ class Cell:
     dataset: str
     seed: int
     layer: int
-    features: tuple[tuple[str, str, str], ...]  # (split, folder, key)
+    features: tuple[tuple[str, str, str, int | None], ...]  # (split, folder, key, sample)
     settings: str  # JSON of the training settings (part of the id's hash)
 
     @property
     def id(self) -> str:
-        spec = {**asdict(self), "features": [(s, k) for s, _, k in self.features]}
+        spec = {**asdict(self), "features": [(s, k, n) for s, _, k, n in self.features]}
         digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
         return (
             f"{safe(self.model)}__{self.dataset}__{self.task}"
@@ -97,13 +98,13 @@ def training_settings(spec: SweepSpec) -> str:
 
 
 def cells_for(
-    spec: SweepSpec, model: str, dataset: str, features: dict[str, tuple[str, str]],
+    spec: SweepSpec, model: str, dataset: str, features: dict[str, tuple[str, str, int | None]],
     layer_ids: tuple[int, ...],
 ) -> list[Cell]:  # fmt: skip
     """The (task, seed, layer) cells of one model and data set, once its features exist.
 
     Args:
-        features: split -> (cache folder, cache key), for every split of the data set.
+        features: split -> (cache folder, cache key, sample), for every split of the data set.
         layer_ids: the layers extracted (the spec's, resolved against the model's depth).
     """
     settings = training_settings(spec)

@@ -128,7 +128,7 @@ class _State:
         todo = []
         if len(self.splits[pair]) == sum(1 for j in self.jobs if (j.model, j.dataset) == pair):
             got = self.splits[pair]
-            features = {s: (v["folder"], v["key"]) for s, v in got.items()}
+            features = {s: (v["folder"], v["key"], v["sample"]) for s, v in got.items()}
             layer_ids = tuple(got["train"]["layer_ids"])
             cells = cells_for(self.spec, job.model, job.dataset, features, layer_ids)
             self._cells_known += len(cells)
@@ -156,7 +156,7 @@ class _State:
                 "seed": cell.seed,
                 "layer": cell.layer,
             },  # fmt: skip
-            "features": [{"split": s, "key": k} for s, _, k in cell.features],
+            "features": [{"split": s, "key": k, "sample": n} for s, _, k, n in cell.features],
             "settings": cell.settings,
             "timing": {**value["timing"], "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
             "results": results,
