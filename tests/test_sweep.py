@@ -218,6 +218,8 @@ def test_the_example_spec_parses():
     [
         ({"models": []}, "`models` is empty"),
         ({"tasks": [{"task": "parsing"}]}, "tasks[0].task"),
+        ({"tasks": [{}]}, "tasks[0] needs `task`"),
+        ({"tasks": [{"task": "genre"}]}, "not a word-level task"),
         ({"tasks": [{"task": "wsd", "dataset": "ud-ewt"}]}, "runs on semcor, not 'ud-ewt'"),
         ({"seeds": [0, 0]}, "distinct"),
         ({"layers": []}, "`layers` is empty"),

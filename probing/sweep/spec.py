@@ -178,8 +178,14 @@ def _task(value: Any, i: int) -> TaskSpec:
     table = _table(value, where)
     _known(table, {"task", "dataset"}, where)
     if "task" not in table:
-        raise SweepError(f"{where} needs `task` (one of {', '.join(TASKS)})")
-    name = _choice(table["task"], tuple(TASKS), f"{where}.task")
+        raise SweepError(f'{where} needs `task`, e.g. task = "pos"')
+    word_tasks = tuple(t for t, x in TASKS.items() if x.kind in ("tagging", "wsd"))
+    if table["task"] in TASKS and table["task"] not in word_tasks:  # e.g. sentence genre
+        raise SweepError(
+            f"{where}: {table['task']!r} is not a word-level task; sweeps run "
+            f"{', '.join(word_tasks)}"
+        )
+    name = _choice(table["task"], word_tasks, f"{where}.task")
     spec = TASKS[name]
     dataset = _str(table.get("dataset", spec.default_dataset), f"{where}.dataset")
     if dataset not in spec.fields:
