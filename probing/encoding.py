@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
+# How a word's subword pieces become its vector: its first piece, their mean, or the last.
 Pooling = Literal["first", "mean", "last"]
-POOLINGS: tuple[str, ...] = ("first", "mean", "last")
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 
 
 @dataclass(frozen=True)

@@ -204,24 +204,9 @@ def read_sentences(dataset: str, split: str) -> list:
 
 def dataset_files(dataset: str, split: str) -> list[Path]:
     """The files whose bytes determine a split's sentences, plus the reader's own source."""
-    if dataset == "ud-ewt":
-        from probing.datasets import ud
+    from probing.datasets.registry import get_dataset
 
-        return [ud.ud_file(split), Path(inspect.getsourcefile(ud))]
-    if dataset == "semcor":
-        from probing.datasets import semcor, splits
-
-        docs = [p for doc, p in semcor.semcor_documents() if splits.semcor_split(doc) == split]
-        return docs + [Path(inspect.getsourcefile(semcor)), Path(inspect.getsourcefile(splits))]
-    if dataset == "brown":
-        from probing.datasets import brown, registry
-
-        folder = registry.dataset_path("brown")
-        files = [folder / f for f in brown.brown_files() if brown.brown_split(f) == split]
-        return files + [folder / "cats.txt", Path(inspect.getsourcefile(brown))]
-    raise KeyError(
-        f"No word-level reader for data set {dataset!r}; choose ud-ewt, semcor or brown."
-    )
+    return get_dataset(dataset).files(split)
 
 
 # -- fingerprints -------------------------------------------------------------------------

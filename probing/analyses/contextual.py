@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from probing.encoders.base import Encoder, normalize_sentences, split_words
-from probing.encoding import Encoding
+from probing.encoding import Encoding, Pooling
 from probing.errors import EmptyInputError, TargetNotFoundError
 
 # -- cosine -------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def compare_occurrences(
     sentences: str | Sequence[str],
     target: str,
     picks: Sequence[int] | None = None,
-    pooling: str = "first",
+    pooling: Pooling = "first",
 ) -> OccurrenceComparison:
     """Encode ``sentences`` and compare the occurrences of ``target`` in every layer.
 
@@ -321,7 +321,7 @@ def _is_wordlike(word: str) -> bool:
 def build_vocabulary(
     encoder: Encoder,
     sentences: Sequence[Sequence[str]],
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress=None,
 ) -> NeighbourVocabulary:
     """Encode ``sentences`` and keep every word-like occurrence as a neighbour candidate."""
@@ -349,7 +349,7 @@ _vocab_lock = threading.Lock()
 
 
 def ud_vocabulary(
-    encoder: Encoder, max_occurrences: int = 3000, pooling: str = "first", progress=None
+    encoder: Encoder, max_occurrences: int = 3000, pooling: Pooling = "first", progress=None
 ) -> NeighbourVocabulary:
     """Neighbour candidates: the first ~``max_occurrences`` word occurrences of UD-EWT train,
     encoded once per model and process (the cache is keyed by model name and source).

@@ -39,6 +39,7 @@ import pandas as pd
 
 from probing.analyses.contextual import layer_names_of
 from probing.encoders.base import Encoder, ProgressFn
+from probing.encoding import Pooling
 
 METRICS: dict[str, str] = {
     "self_similarity": "Self-similarity",
@@ -144,7 +145,7 @@ def is_wordlike(word: str) -> bool:
 def encode_corpus(
     encoder: Encoder,
     sentences: Sequence[Sequence[str]],
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> CorpusVectors:
     """Encode word-list sentences and keep the word-like occurrences."""
@@ -292,7 +293,7 @@ def corpus_contextuality(
     n_sentences: int = 500,
     seed: int = 0,
     min_count: int = 5,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> pd.DataFrame:
     """Sample a corpus, encode it and compute :func:`contextuality_table` (one call)."""

@@ -28,6 +28,7 @@ import pandas as pd
 
 from probing.analyses.contextual import cosine_matrix, layer_names_of, unit_rows
 from probing.encoders.base import Encoder, ProgressFn
+from probing.encoding import Pooling
 from probing.errors import EmptyInputError, TooFewSensesError
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
@@ -305,7 +306,7 @@ def _model_key(encoder: Encoder) -> tuple[str, str]:
 def encode_lemma(
     encoder: Encoder,
     occ: LemmaOccurrences,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> LemmaVectors:
     """Encode the occurrences' sentences (cached per model and occurrence set)."""
@@ -331,7 +332,7 @@ def encode_lemma(
 
 
 def encode_user_occurrences(
-    encoder: Encoder, lines: Sequence[str], forms: set[str], pooling: str = "first"
+    encoder: Encoder, lines: Sequence[str], forms: set[str], pooling: Pooling = "first"
 ) -> tuple[list[str], LemmaVectors | None]:
     """The user's own occurrences of any of ``forms`` (case-insensitive whole words).
 
@@ -609,7 +610,7 @@ def lemma_projection(
     layer: int,
     method: str = "pca",
     seed: int = 0,
-    pooling: str = "first",
+    pooling: Pooling = "first",
 ) -> Projection:
     """The 2-D map of ``occ`` in ``layer`` (-1 = static); cached per model, lemma, layer,
     method and seed."""

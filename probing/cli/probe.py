@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from probing.encoding import POOLINGS
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
 from probing.probes.store import output_stem
@@ -68,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="grid of inverse regularisation strengths C tried on dev (default 0.01,0.1,1)",
     )
-    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
     p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")

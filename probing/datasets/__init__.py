@@ -15,6 +15,7 @@ from probing.datasets.download import DownloadResult, download_dataset
 from probing.datasets.registry import (
     DATASETS,
     DatasetInfo,
+    corpus_names,
     dataset_path,
     get_dataset,
     list_datasets,
@@ -36,15 +37,7 @@ def read_sentences(
     name: str, split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
 ) -> Iterator[Sentence]:
     """Sentences of data set ``name`` (``ud-ewt``, ``semcor``, ``brown``), one split or all."""
-    info = get_dataset(name)
-    if not info.splits:
-        raise ValueError(f"{name!r} is a lexicon, not a corpus of sentences.")
-    if name == "ud-ewt":
-        splits = [split] if isinstance(split, str) else list(split or info.splits)
-        return (s for part in splits for s in read_ud(part, data_dir))
-    if name == "semcor":
-        return read_semcor(split, data_dir)
-    return read_brown(split, data_dir)
+    return get_dataset(name).read(split, data_dir)
 
 
 __all__ = [
@@ -57,6 +50,7 @@ __all__ = [
     "brown_file_for_semcor",
     "brown_genres",
     "brown_split",
+    "corpus_names",
     "dataset_path",
     "download_dataset",
     "first_sense_key",

@@ -7,7 +7,7 @@ are exactly those that carry UPOS/XPOS tags. Only the official splits are used.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import conllu
@@ -62,3 +62,16 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
                 split=split,
                 meta={"text": meta.get("text", " ".join(t["form"] for t in words))},
             )
+
+
+def read_ud_splits(
+    split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+) -> Iterator[Sentence]:
+    """Sentences of one EWT split, of several, or (``None``) of all three in order."""
+    splits = [split] if isinstance(split, str) else list(split or UD_SPLITS)
+    return (s for part in splits for s in read_ud(part, data_dir))
+
+
+def ud_split_files(split: str) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its CoNLL-U file and this reader."""
+    return [ud_file(split), Path(__file__)]

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from probing.encoders.base import Encoder
-from probing.encoding import Encoding, ModelInfo
+from probing.encoding import Encoding, ModelInfo, Pooling
 from probing.errors import ModelUnavailableError
 
 # ----------------------------------------------------------------------------------------
@@ -581,7 +581,7 @@ class ElmoEncoder(Encoder):
         ]
 
     def _encode_batch(
-        self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
+        self, batch: list[list[str]], pooling: Pooling, attentions: bool, windowed: bool
     ) -> list[Encoding]:
         # Words are the model's tokens, so pooling and windowing change nothing; ELMo has
         # no attention, so ``attentions`` is always None.

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.encoding import Pooling
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask
@@ -155,7 +156,7 @@ def probe_layers(
     max_train_sentences: int | None = DEFAULT_MAX_TRAIN_SENTENCES,
     seed: int = 0,
     *,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
     max_dev_sentences: int | None = None,
     max_test_sentences: int | None = None,

@@ -36,6 +36,7 @@ from probing.analyses.sense_geometry import (
     warm_up_umap,
 )
 from probing.analyses.static_vectors import StaticVectors, load_static_vectors
+from probing.datasets.registry import corpus_names
 from probing.figures.contextual import (
     by_depth,
     contextuality_figure,
@@ -350,7 +351,7 @@ def render() -> None:
             "occurrences; below, each metric minus its baseline."
         )
         a, b = st.columns([1, 1])
-        dataset = a.selectbox("Corpus", ["ud-ewt", "semcor", "brown"], key="sc_ctx_data")
+        dataset = a.selectbox("Corpus", corpus_names(), key="sc_ctx_data")
         n = int(
             b.number_input(
                 "Sentences (seeded sample of train)",
