@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     cpu_end = time.process_time()
     load_after = os.getloadavg()
     meta = results.meta
-    extract_s, fit_s = meta["timing_s"]["extract"], meta["timing_s"]["fit"]
-    words = meta["n_words_encoded"]
+    extract_s, fit_s = meta.timing_s["extract"], meta.timing_s["fit"]
+    words = meta.n_words_encoded
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     best = results.layer_scores().sort_values("value").iloc[-1]
     record = {
@@ -121,10 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "model": args.model,
         "task": f"{args.task} ({args.dataset})",
-        "layers": len(meta["layers"]),
-        "train_sentences": meta["n_train_sentences"],
-        "fit_words": meta.get("n_train_words"),
-        "test_words": meta.get("n_test_words"),
+        "layers": len(meta.layers),
+        "train_sentences": meta.n_train_sentences,
+        "fit_words": meta.n_train_words,
+        "test_words": meta.n_test_words,
         "words_encoded": words,
         "model_load_s": round(t_load, 1),
         "extract_s": extract_s,

@@ -59,6 +59,9 @@ class Limits:
     max_probe_train_sentences: int  # training sentences for a probe run from the UI
     max_upload_bytes: int  # uploaded CoNLL-U files
     heavy_jobs: int  # concurrent heavy jobs (extraction, probing, UMAP) per server process
+    max_lemma_occurrences: int  # occurrences of one lemma in the sense-geometry view
+    max_contextuality_sentences: int  # corpus sentences for a contextuality run from the UI
+    max_attention_corpus_sentences: int  # corpus sentences for head statistics from the UI
 
 
 def limits() -> Limits:
@@ -70,6 +73,9 @@ def limits() -> Limits:
             max_probe_train_sentences=2_000,
             max_upload_bytes=2 * 1024 * 1024,
             heavy_jobs=1,
+            max_lemma_occurrences=300,
+            max_contextuality_sentences=300,
+            max_attention_corpus_sentences=200,
         )
     return Limits(
         max_chars=50_000,
@@ -77,4 +83,7 @@ def limits() -> Limits:
         max_probe_train_sentences=20_000,
         max_upload_bytes=50 * 1024 * 1024,
         heavy_jobs=2,
+        max_lemma_occurrences=2000,
+        max_contextuality_sentences=2000,
+        max_attention_corpus_sentences=2000,
     )

@@ -12,6 +12,10 @@ import numpy as np
 Pooling = Literal["first", "mean", "last"]
 POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 
+# The layer number that names a model's static (context-free) vectors wherever an API or a
+# table takes a layer: left of the input layer 0 on every axis. Never a Python index.
+STATIC = -1
+
 
 @dataclass(frozen=True)
 class ModelInfo:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from probing.analyses.contextual import cosine_matrix, layer_names_of, unit_rows
 from probing.encoders.base import Encoder, ProgressFn
-from probing.encoding import Pooling
+from probing.encoding import STATIC, Pooling
 from probing.errors import EmptyInputError, TooFewSensesError
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
@@ -269,11 +269,11 @@ class LemmaVectors:
     static: np.ndarray
 
     def space(self, layer: int) -> np.ndarray:
-        """(n, dim) vectors of ``layer`` (-1 = static)."""
-        return self.static if layer < 0 else self.layers[layer]
+        """(n, dim) vectors of ``layer`` (``STATIC`` = the static vectors)."""
+        return self.static if layer == STATIC else self.layers[layer]
 
     def space_name(self, layer: int) -> str:
-        return "static" if layer < 0 else self.layer_names[layer]
+        return "static" if layer == STATIC else self.layer_names[layer]
 
 
 class _LRU:
@@ -410,7 +410,7 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     """How well the senses separate in the static space and in every layer.
 
     Returns:
-        One row per space (``layer`` -1 = static, then 0..L): model, layer, layer_name,
+        One row per space (``layer`` ``STATIC`` = -1, then 0..L): model, layer, layer_name,
         depth (layer / L; NaN for static), knn_accuracy, silhouette, chance (1-NN accuracy
         with a random neighbour), majority (share of the commonest sense), n, n_senses.
     """
@@ -418,7 +418,7 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     chance = chance_accuracy(senses)
     majority = Counter(senses).most_common(1)[0][1] / len(senses)
     rows = []
-    for layer in range(-1, n_layers + 1):
+    for layer in [STATIC, *range(n_layers + 1)]:
         x = vectors.space(layer)
         rows.append({
             "model": vectors.model,
@@ -612,7 +612,7 @@ def lemma_projection(
     seed: int = 0,
     pooling: Pooling = "first",
 ) -> Projection:
-    """The 2-D map of ``occ`` in ``layer`` (-1 = static); cached per model, lemma, layer,
+    """The 2-D map of ``occ`` in ``layer`` (``STATIC`` = static); cached per model, lemma, layer,
     method and seed."""
 
     def make() -> Projection:

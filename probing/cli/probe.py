@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for bar in bars.values():
         bar.close()
-    results.meta["command"] = "python -m probing probe " + " ".join(
+    results.meta.command = "python -m probing probe " + " ".join(
         shlex.quote(a) for a in _reconstruct(args)
     )
     out = Path(args.out)

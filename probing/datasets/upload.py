@@ -282,14 +282,12 @@ def probe_upload(
         feats, "pos", model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
         max_train_words=None, n_boot=n_boot,
     )  # fmt: skip
-    results.meta = {
-        "encoder": encoder.info.name,
-        "layer_names": list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)],
-        "label_field": "upos",
-        "pooling": "first",
-        "split_rule": f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}",
-        "n_sentences": len(sentences),
-        **results.meta,
-    }
-    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    meta = results.meta
+    meta.encoder = encoder.info.name
+    meta.layer_names = list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)]
+    meta.label_field = "upos"
+    meta.pooling = "first"
+    meta.split_rule = f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}"
+    meta.n_sentences = len(sentences)
+    meta.timing_s["extract"] = round(t_extract, 2)
     return results
