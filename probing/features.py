@@ -58,7 +58,9 @@ from pathlib import Path
 import numpy as np
 
 from probing import config
+from probing.encoders.base import CONTROL_RE
 from probing.errors import CorruptCacheError
+from probing.io import sha256_of
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -67,7 +69,6 @@ SAMPLE_SEED = 0  # which sentences ``max_sentences`` keeps: fixed, so it is part
 _FLOAT16_MAX = float(np.finfo(np.float16).max)
 # The encoders' own input cleaning (probing.encoders.base) drops control characters and
 # blank words; a data-set word that would vanish is replaced so that word counts stay aligned.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PLACEHOLDER_WORD = "_"
 _ARRAY_FILES = ("layers.npy", "static.npy", "words.npy", "sentence_index.npy")
 
@@ -224,13 +225,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     with _memo_lock:
         if memo in _file_hashes:
             return _file_hashes[memo]
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    digest = sha256_of(path)
     with _memo_lock:
-        _file_hashes[memo] = h.hexdigest()
-    return _file_hashes[memo]
+        _file_hashes[memo] = digest
+    return digest
 
 
 def dataset_fingerprint(dataset: str, split: str) -> str:
@@ -523,7 +521,7 @@ def _sample(n: int, max_sentences: int | None) -> np.ndarray:
 
 
 def _clean(words: list[str]) -> list[str]:
-    return [w if _CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
+    return [w if CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
 
 
 def _build(

@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from probing.encoders.base import Encoder
 from probing.encoding import Encoding, ModelInfo, Pooling
 from probing.errors import ModelUnavailableError
+from probing.io import atomic_write, atomic_write_json
 
 # ----------------------------------------------------------------------------------------
 # Configuration (options.json)
@@ -439,11 +440,9 @@ def save_elmo(model: ElmoBiLm, folder: str | os.PathLike[str]) -> Path:
     """Write ``options.json`` + ``weights.hdf5`` into ``folder`` (each replaced atomically)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp_opts, tmp_weights = folder / ".options.json.tmp", folder / ".weights.hdf5.tmp"
-    tmp_opts.write_text(json.dumps(model.config.to_options(), indent=2) + "\n", encoding="utf-8")
-    save_hdf5(model, tmp_weights)
-    os.replace(tmp_weights, folder / "weights.hdf5")
-    os.replace(tmp_opts, folder / "options.json")
+    # Weights first: a complete options.json marks a complete folder.
+    atomic_write(folder / "weights.hdf5", lambda tmp: save_hdf5(model, tmp))
+    atomic_write_json(folder / "options.json", model.config.to_options())
     return folder
 
 
