@@ -32,6 +32,7 @@ import conllu
 import numpy as np
 
 from probing.datasets.types import Sentence
+from probing.datasets.ud import CONLLU_FIELDS, conllu_sentence
 from probing.errors import DataFormatError
 from probing.features import features_of_sentences
 from probing.probes.run import ProbeResults, probe_features
@@ -48,7 +49,6 @@ MAX_TRAIN_WORDS = 20_000
 MAX_TEST_WORDS = 10_000
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-_FIELDS = ("id", "form", "lemma", "upos", "xpos")
 _WORD_ID = re.compile(r"[1-9][0-9]*")
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*")
 _EMPTY_NODE_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
@@ -172,27 +172,14 @@ def read_conllu_upload(data: bytes, max_bytes: int, name: str = "upload") -> lis
         raise _error(1, "the file is empty.")
     text = check_conllu(_decode(data))
     try:
-        parsed = conllu.parse(text, fields=_FIELDS)
+        parsed = conllu.parse(text, fields=CONLLU_FIELDS)
     except Exception as exc:  # our checks should catch everything first; never a traceback
         raise _error(None, f"The file could not be read as CoNLL-U: {exc}") from None
     sentences = []
     for n, tokens in enumerate(parsed, start=1):
-        words = [t for t in tokens if isinstance(t["id"], int)]
-        if not words:
-            continue
-        sentences.append(
-            Sentence(
-                words=[t["form"] for t in words],
-                labels={
-                    "upos": [t["upos"] for t in words],
-                    "xpos": [t["xpos"] for t in words],
-                    "lemma": [t["lemma"] for t in words],
-                },
-                doc_id=name,
-                sent_id=tokens.metadata.get("sent_id", f"{name}-{n}"),
-                meta={"text": tokens.metadata.get("text", " ".join(t["form"] for t in words))},
-            )
-        )
+        sentence = conllu_sentence(tokens, name, f"{name}-{n}")
+        if sentence.words:
+            sentences.append(sentence)
     return sentences
 
 
