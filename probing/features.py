@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 
 from probing import config
+from probing.cache import LRUCache
 from probing.encoders.base import CONTROL_RE
 from probing.errors import CorruptCacheError
 from probing.io import sha256_of
@@ -212,7 +213,7 @@ def dataset_files(dataset: str, split: str) -> list[Path]:
 
 # -- fingerprints -------------------------------------------------------------------------
 
-_file_hashes: dict[tuple[str, int, int], str] = {}
+_file_hashes: LRUCache[str] = LRUCache(8192)  # a data set's files: ~1k at most
 _model_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _verified: set[tuple[str, int, int]] = set()
 _memo_lock = threading.Lock()
@@ -222,13 +223,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
     st = os.stat(path)
     memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    with _memo_lock:
-        if memo in _file_hashes:
-            return _file_hashes[memo]
-    digest = sha256_of(path)
-    with _memo_lock:
-        _file_hashes[memo] = digest
-    return digest
+    return _file_hashes.get_or_make(memo, lambda: sha256_of(path))
 
 
 def dataset_fingerprint(dataset: str, split: str) -> str:

@@ -9,7 +9,6 @@ ELMo): ``layers`` (L+1, n_words, dim) and ``static`` (n_words, dim).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -17,6 +16,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from probing.cache import LRUCache
 from probing.encoders.base import Encoder, normalize_sentences, split_words
 from probing.encoding import Encoding, Pooling
 from probing.errors import EmptyInputError, TargetNotFoundError
@@ -344,8 +344,7 @@ def build_vocabulary(
     )
 
 
-_vocab_cache: dict[tuple[str, str, str, int], NeighbourVocabulary] = {}
-_vocab_lock = threading.Lock()
+_vocab_cache: LRUCache[NeighbourVocabulary] = LRUCache(8)
 
 
 def ud_vocabulary(
@@ -360,14 +359,12 @@ def ud_vocabulary(
     from probing.datasets.ud import read_ud
 
     key = (encoder.info.name, encoder.info.source, pooling, max_occurrences)
-    with _vocab_lock:
-        if key in _vocab_cache:
-            return _vocab_cache[key]
-    sample = corpus_word_sample((s.words for s in read_ud("train")), max_occurrences)
-    vocab = build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
-    with _vocab_lock:
-        _vocab_cache[key] = vocab
-    return vocab
+
+    def make() -> NeighbourVocabulary:
+        sample = corpus_word_sample((s.words for s in read_ud("train")), max_occurrences)
+        return build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
+
+    return _vocab_cache.get_or_make(key, make)
 
 
 def nearest_neighbours(

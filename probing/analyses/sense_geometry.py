@@ -17,8 +17,8 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from probing.analyses.contextual import cosine_matrix, layer_names_of, unit_rows
+from probing.cache import LRUCache
 from probing.encoders.base import Encoder, ProgressFn
 from probing.encoding import STATIC, Pooling
 from probing.errors import EmptyInputError, TooFewSensesError
@@ -276,27 +277,8 @@ class LemmaVectors:
         return "static" if layer == STATIC else self.layer_names[layer]
 
 
-class _LRU:
-    """A small thread-safe in-process cache (least recently used entries dropped)."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.data, self.lock = size, OrderedDict(), threading.Lock()
-
-    def get_or_make(self, key: Hashable, make: Callable[[], object]):  # noqa: ANN201
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = make()  # outside the lock: two sessions may compute once each, never block
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-        return value
-
-
-_vectors_cache = _LRU(16)
-_projection_cache = _LRU(64)
+_vectors_cache: LRUCache[LemmaVectors] = LRUCache(16)
+_projection_cache: LRUCache[Projection] = LRUCache(64)
 
 
 def _model_key(encoder: Encoder) -> tuple[str, str]:
