@@ -61,7 +61,8 @@ from probing.encoders.elmo import (
     load_bilm,
     save_elmo,
 )
-from probing.training.cards import reproducing_command
+from probing.io import atomic_write_text
+from probing.training.cards import elmo_card_values, render_card
 
 UNK_TOKEN = "<UNK>"
 SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)  # vocab ids 0, 1, 2
@@ -310,104 +311,16 @@ def export_model(
     write_model_card(folder)
 
 
-def _fmt_duration(seconds: float) -> str:
-    h, m = divmod(int(seconds) // 60, 60)
-    return f"{h} h {m:02d} min"
-
-
-def _stopped_early(log: dict[str, Any]) -> str:
-    seen, planned = log.get("tokens_seen", 0), log.get("max_tokens", 0)
-    if not planned or seen >= planned:
-        return ""
-    return f" (stopped at {seen:,}, {100 * seen / planned:.0f} % of the way)"
-
-
-def _stop_note(log: dict[str, Any]) -> str:
-    if not _stopped_early(log) or not log.get("steps"):
-        return ""
-    return (
-        f"These weights are from step {log['steps']:,}, where the run was stopped (SIGTERM "
-        f"exports): add `--max-steps {log['steps']}` to stop a fresh run at the same point. "
-    )
-
-
 def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Path:
     """(Re)write ``folder/README.md`` from ``folder/training_log.json``."""
     folder = Path(folder)
     log = json.loads((folder / LOG_NAME).read_text(encoding="utf-8"))
     cfg = ElmoConfig.from_json(folder / "options.json")
-    hist = log.get("heldout", [])
-    last = hist[-1] if hist else None
-    rows = "\n".join(
-        f"| {h['tokens_seen']:,} | {_fmt_duration(h['wall_time_s'])} | "
-        f"{h['ppl_forward']:.1f} | {h['ppl_backward']:.1f} |"
-        for h in hist
-    )
-    ppl = (
-        f"forward **{last['ppl_forward']:.1f}**, backward **{last['ppl_backward']:.1f}** "
-        f"({last['predictions']:,} predictions on the first {log.get('eval_words', 0):,} words "
-        "of UD-EWT dev; words outside the LM vocabulary count as `<UNK>`)"
-        if last
-        else "not measured yet"
-    )
+    options = {**vars(cfg), "n_filters": cfg.n_filters, "output_dim": cfg.output_dim}
     size_mb = (folder / "weights.hdf5").stat().st_size / 1e6
     card_folder = "models/elmo-mini" if folder.resolve() == DEFAULT_EXPORT_DIR.resolve() else folder
-    text = f"""# ELMo-mini
-
-A **tiny ELMo trained here**, by ContextLens, on about {log.get("corpus_words", 0) / 1e6:.1f}M
-words of freely available English text. It has ELMo's architecture but is far smaller and
-far less trained than the real thing: the published AllenNLP ELMo models, trained on the
-1B Word Benchmark (~800M tokens), are the registry entries **`elmo-small`**,
-**`elmo-medium`** and **`elmo-original`** (downloaded on first use). Use ELMo-mini to try
-things offline; draw conclusions about ELMo from the real ones.
-
-## Architecture
-
-Original ELMo/bilm-tf format (`options.json` + `weights.hdf5`, fp32, {size_mb:.1f} MB): the same
-hdf5 layout and dataset names as AllenNLP's published files, read by
-`probing.encoders.elmo.load_elmo` (and by AllenNLP's `Elmo`).
-
-- Characters: UTF-8 bytes, {cfg.max_characters_per_token} per token, embedding dim {cfg.char_embed_dim}
-- Char-CNN filters (width, count): {[list(f) for f in cfg.filters]} ({cfg.n_filters} total), {cfg.activation}, max-pool
-- {cfg.n_highway} highway layers, projection to {cfg.projection_dim}
-- {cfg.n_layers}-layer biLSTM: cell {cfg.lstm_dim}, projection {cfg.projection_dim}, cell clip {cfg.cell_clip}, projection clip {cfg.proj_clip}, skip connections: {cfg.use_skip_connections}
-- Output: 3 layers of {cfg.output_dim} dims per word (token layer [x; x], then [forward; backward] per LSTM layer)
-- Training head (not exported): one adaptive softmax over {log.get("vocab_size", 0):,} words (`vocab.txt`), shared by both directions
-
-## Data
-
-{", ".join(log.get("sources", []))}: {log.get("corpus_sentences", 0):,} sentences,
-{log.get("corpus_words", 0):,} words (`probing.training.corpus.training_sentences`: the Brown
-corpus without the files of SemCor's dev/test documents, UD-EWT train, WordNet 3.0 glosses
-and examples). UD-EWT dev is held out for perplexity; EWT test, SemCor dev/test are never
-read.
-
-## Training
-
-- Tokens seen: {log.get("tokens_seen", 0):,} ({log.get("tokens_seen", 0) / max(1, log.get("corpus_words", 1)):.1f} passes over the corpus)
-- Wall time: {_fmt_duration(log.get("wall_time_s", 0))} on {log.get("threads", 1)} CPU thread(s)
-- Each sentence is read on its own, `<S> w1 … wn </S>`, from zero LSTM state (the original
-  carried state across 20-token windows); encode with the default stateless `ElmoEncoder`
-- Optimiser: Adam, lr {log.get("lr")}, warmup then cosine decay planned over {log.get("max_tokens", 0):,} tokens{_stopped_early(log)}, gradient clip {log.get("clip")}, dropout {log.get("dropout")}
-- Held-out perplexity: {ppl}
-
-| tokens seen | wall time | ppl forward | ppl backward |
-|---|---|---|---|
-{rows}
-
-## Reproduce
-
-```
-{reproducing_command(log.get("command", ""))}
-```
-
-{_stop_note(log)}(`python -m probing train-elmo` takes the same arguments.) Regenerate this card with
-`python -m probing.training.elmo_lm --write-card {card_folder}`.
-"""
-    tmp = folder / ".README.md.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, folder / "README.md")
-    return folder / "README.md"
+    text = render_card("elmo-mini", elmo_card_values(log, options, size_mb, str(card_folder)))
+    return atomic_write_text(folder / "README.md", text)
 
 
 # -- training loop ------------------------------------------------------------------------

