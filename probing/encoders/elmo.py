@@ -15,6 +15,9 @@ C = characters per token (50), P = projection dim (16 in the fixture, 128 for EL
 512 for the original ELMo). The numerics follow TensorFlow's ``LSTMCell`` exactly (gate
 order i, j, f, o; +1.0 forget bias added at run time; cell clip, projection, projection
 clip), which is what makes the parity test against the original TF outputs pass at 1e-6.
+
+One file on purpose, past the usual ~500 lines: like minGPT's ``model.py``, the whole
+architecture, its weight format and its encoder read top to bottom in one place.
 """
 
 from __future__ import annotations
