@@ -52,6 +52,7 @@ from probing.encoders.elmo import (
     save_elmo,
 )
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
+from probing.training import corpus as training_corpus
 from probing.training.cards import elmo_card_values, render_card
 from probing.training.cards import reproducing_command as reproducing_command  # re-export
 from probing.training.elmo_bilm import (
@@ -207,14 +208,87 @@ def _print(msg: str) -> None:
     print(time.strftime("%Y-%m-%d %H:%M:%S"), msg, flush=True)
 
 
+def _load_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The checkpoint at ``path`` (tensors and plain values only), or None."""
+    return torch.load(path, map_location="cpu", weights_only=True) if path.is_file() else None
+
+
+def _has_export(export_dir: Path) -> bool:
+    return all((export_dir / f).is_file() for f in ("weights.hdf5", LOG_NAME, "vocab.txt"))
+
+
+def _vocabulary(
+    sentences: list[list[str]], size: int, ckpt: dict[str, Any] | None, warm_from: Path | None
+) -> list[str]:
+    """A resumed or warm-started run keeps its vocabulary (the softmax rows depend on it),
+    even if the corpus module changed since; a fresh run counts its own."""
+    if ckpt is not None:
+        return list(ckpt["vocab"])
+    if warm_from is not None:
+        return (warm_from / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    return build_vocab(sentences, size)
+
+
+def _plain_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``args`` with every value a plain number, bool, None or string (checkpoint-safe)."""
+    return {
+        k: v if isinstance(v, int | float | bool | None) else str(v) for k, v in vars(args).items()
+    }
+
+
+def _lr_for(state: dict[str, Any], args: argparse.Namespace) -> float:
+    """The schedule's lr, ramped up again after a warm start (fresh softmax and Adam)."""
+    lr = _lr_at(state["tokens_seen"], args)
+    if state.get("rewarm_from") is not None:
+        since = state["tokens_seen"] - state["rewarm_from"]
+        lr *= min(1.0, max(since, 1) / args.warmup_tokens)
+    return lr
+
+
+def _heldout_words(data_dir: Path, n_words: int) -> list[list[str]]:
+    """The first held-out sentences, until ``n_words`` words are reached."""
+    heldout: list[list[str]] = []
+    n_eval = 0
+    for words in training_corpus.heldout_sentences(data_dir):
+        if n_eval >= n_words:
+            break
+        heldout.append(words)
+        n_eval += len(words)
+    return heldout
+
+
+def _resume(
+    model: BiLanguageModel, optimizer: torch.optim.Optimizer, ckpt: dict[str, Any]
+) -> dict[str, Any]:
+    """Model, optimizer and RNGs as checkpointed; returns the checkpointed state."""
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    _set_rng_state(ckpt["rng"])
+    return ckpt["state"]
+
+
+def _warm_start(model: BiLanguageModel, state: dict[str, Any], export_dir: Path) -> None:
+    """The exported encoder, a new softmax and optimizer, the old history."""
+    model.bilm.load_state_dict(load_bilm(export_dir).state_dict())
+    old = json.loads((export_dir / LOG_NAME).read_text(encoding="utf-8"))
+    for key in ("tokens_seen", "wall_time_s", "heldout"):
+        state[key] = old.get(key, state[key])
+    state["rewarm_from"] = state["tokens_seen"]  # fresh softmax + Adam: warm up again
+    _print(f"warm start from {export_dir} ({state['tokens_seen']:,} tokens seen before)")
+
+
 def run(args: argparse.Namespace, command: str = "") -> int:
-    """Train with parsed ``args``; returns a process exit code."""
+    """Train with parsed ``args`` (or only rewrite a card); returns a process exit code."""
     if args.write_card is not None:
         print(write_model_card(args.write_card))
         return 0
-    torch.set_num_threads(args.threads)
-    from probing.training.corpus import heldout_sentences, training_sentences
+    return train(args, command)
 
+
+def train(args: argparse.Namespace, command: str = "") -> int:
+    """Train (resuming or warm-starting when it can) until the budget, a step limit or a
+    signal; returns a process exit code."""
+    torch.set_num_threads(args.threads)
     data_dir = Path(getattr(args, "data_dir", None) or config_data_dir())  # CONTEXTLENS_DATA_DIR
     # Through ``python -m probing train-elmo`` no command is passed: record the real one.
     command = command or "OMP_WAIT_POLICY=PASSIVE python -m probing " + shlex.join(sys.argv[1:])
@@ -224,35 +298,14 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     ckpt_path = ckpt_dir / CHECKPOINT_NAME
 
     t0 = time.time()
-    sentences = list(training_sentences(data_dir))
-    if args.max_sentences:
-        sentences = sentences[: args.max_sentences]
-    ckpt = None
-    if not args.fresh and ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-    warm = (
-        ckpt is None
-        and not args.fresh
-        and all((export_dir / f).is_file() for f in ("weights.hdf5", LOG_NAME, "vocab.txt"))
-    )
-    # A resumed or warm-started run keeps its vocabulary (the softmax rows depend on it),
-    # even if the corpus module changed since.
-    if ckpt is not None:
-        vocab = list(ckpt["vocab"])
-    elif warm:
-        vocab = (export_dir / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
-    else:
-        vocab = build_vocab(sentences, args.vocab_size)
+    sentences = list(training_corpus.training_sentences(data_dir))[: args.max_sentences or None]
+    ckpt = _load_checkpoint(ckpt_path) if not args.fresh else None
+    warm = ckpt is None and not args.fresh and _has_export(export_dir)
+    vocab = _vocabulary(sentences, args.vocab_size, ckpt, export_dir if warm else None)
     vocab_ids = {w: i for i, w in enumerate(vocab)}
     table = TypeTable()
     corpus = build_corpus(sentences, table, args.max_len, vocab_ids)
-    heldout: list[list[str]] = []
-    n_eval = 0
-    for words in heldout_sentences(data_dir):
-        if n_eval >= args.eval_tokens:
-            break
-        heldout.append(words)
-        n_eval += len(words)
+    heldout = _heldout_words(data_dir, args.eval_tokens)
     eval_corpus = build_corpus(heldout, table, args.max_len, vocab_ids)
     del sentences
     _print(
@@ -275,20 +328,11 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         "heldout": [],
     }
     if ckpt is not None:
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        _set_rng_state(ckpt["rng"])
-        state = ckpt["state"]
+        state = _resume(model, optimizer, ckpt)
         ckpt = None  # free it
         _print(f"resumed from {ckpt_path} at step {state['step']}, {state['tokens_seen']:,} tokens")
     elif warm:
-        # Warm start: the exported encoder, a new softmax and optimizer, the old history.
-        model.bilm.load_state_dict(load_bilm(export_dir).state_dict())
-        old = json.loads((export_dir / LOG_NAME).read_text(encoding="utf-8"))
-        for key in ("tokens_seen", "wall_time_s", "heldout"):
-            state[key] = old.get(key, state[key])
-        state["rewarm_from"] = state["tokens_seen"]  # fresh softmax + Adam: warm up again
-        _print(f"warm start from {export_dir} ({state['tokens_seen']:,} tokens seen before)")
+        _warm_start(model, state, export_dir)
     model.train()
 
     def log_dict() -> dict[str, Any]:
@@ -320,10 +364,7 @@ def run(args: argparse.Namespace, command: str = "") -> int:
             "rng": _rng_state(),
             "state": state,
             "vocab": vocab,
-            "args": {
-                k: v if isinstance(v, int | float | bool | None) else str(v)
-                for k, v in vars(args).items()
-            },
+            "args": _plain_args(args),
         }
         atomic_write(ckpt_path, lambda tmp: torch.save(payload, tmp))
 
@@ -360,10 +401,7 @@ def run(args: argparse.Namespace, command: str = "") -> int:
             state["batch_in_epoch"] = 0
             batches = epoch_batches(corpus, args.batch_tokens, args.seed, state["epoch"])
         chars, targets = make_batch(corpus, batches[state["batch_in_epoch"]])
-        lr = _lr_at(state["tokens_seen"], args)
-        if state.get("rewarm_from") is not None:
-            since = state["tokens_seen"] - state["rewarm_from"]
-            lr *= min(1.0, max(since, 1) / args.warmup_tokens)
+        lr = _lr_for(state, args)
         for group in optimizer.param_groups:
             group["lr"] = lr
         nll_f, nll_b, n = model(chars, targets)

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,8 @@ import torch
 from probing.config import cache_dir
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.models.embedded import MINILM_MLM_DELTA
+from probing.models.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
+from probing.training import corpus as training_corpus
 from probing.training.cards import mlm_card_values, render_card
 from probing.training.loop import TrainingLoop
 from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers of this module
@@ -57,6 +58,13 @@ from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers 
     unigram_baseline,
     unigram_guess,
 )
+from probing.training.mlm_model import (  # noqa: F401 - re-exported for callers of this module
+    build_model,
+    lr_factor,
+    make_optimizer,
+    set_train_mode,
+    trainable_state,
+)
 
 LOG_NAME = "training_log.json"
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -64,96 +72,6 @@ CHECKPOINT_NAME = "checkpoint.pt"
 
 def default_checkpoint_dir() -> Path:
     return cache_dir() / "train" / "minilm-l6-mlm"
-
-
-# -- model --------------------------------------------------------------------------------
-
-
-def build_model(unfreeze_top: int, counts: np.ndarray | None, seed: int):
-    """BertForMaskedLM = pretrained minilm + fresh head; only the head and top layers train.
-
-    The head's transform is BERT-initialised; the output bias starts at the log unigram prior
-    so that step 0 already guesses frequent pieces. Returns (model, base_state, base_sha256).
-    """
-    from transformers import BertForMaskedLM
-
-    from probing.models.embedded import minilm_dir
-    from probing.models.mlm_delta import (
-        BASE_FILE,
-        base_state_dict,
-        file_sha256,
-        load_base_into,
-        minilm_mlm_config,
-    )
-
-    torch.manual_seed(seed)
-    config = minilm_mlm_config()
-    config._attn_implementation = "sdpa"  # fastest on CPU; no attention maps needed here
-    model = BertForMaskedLM(config)
-    base = base_state_dict()
-    load_base_into(model, base)
-    if counts is not None:
-        with torch.no_grad():
-            prior = np.log(np.asarray(counts, dtype=np.float64) + 1.0)
-            prior -= prior.mean()
-            model.cls.predictions.bias.copy_(torch.from_numpy(prior).float())
-    n_layers = config.num_hidden_layers
-    if not 0 <= unfreeze_top <= n_layers:
-        raise ValueError(f"--unfreeze-top must be in 0..{n_layers}")
-    for p in model.parameters():
-        p.requires_grad_(False)
-    for layer in model.bert.encoder.layer[n_layers - unfreeze_top :]:
-        for p in layer.parameters():
-            p.requires_grad_(True)
-    for name, p in model.cls.named_parameters():
-        if name != "predictions.decoder.weight":  # tied to the frozen input embeddings
-            p.requires_grad_(True)
-    return model, base, file_sha256(minilm_dir() / BASE_FILE)
-
-
-def set_train_mode(model, unfreeze_top: int) -> None:
-    """Dropout only where weights train: frozen layers behave exactly as pretrained."""
-    model.train()
-    model.bert.embeddings.eval()
-    n_layers = len(model.bert.encoder.layer)
-    for layer in model.bert.encoder.layer[: n_layers - unfreeze_top]:
-        layer.eval()
-
-
-def trainable_state(model) -> dict[str, torch.Tensor]:
-    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-
-
-def make_optimizer(model, args) -> torch.optim.AdamW:
-    """AdamW: the head (new) at ``--lr-head``, retrained layers at ``--lr``; no decay on
-    biases and LayerNorm weights."""
-    groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        lr = args.lr_head if name.startswith("cls.") else args.lr
-        wd = 0.0 if (name.endswith("bias") or "LayerNorm" in name) else args.weight_decay
-        groups.setdefault((lr, wd), []).append(p)
-    return torch.optim.AdamW(
-        [
-            {"params": ps, "lr": lr, "base_lr": lr, "weight_decay": wd}
-            for (lr, wd), ps in groups.items()
-        ],
-        betas=(0.9, 0.98),
-        eps=1e-6,
-    )
-
-
-def lr_factor(tokens: int, args, restart_tokens: int = 0) -> float:
-    """Warmup then linear/cosine decay to 0 over ``--max-tokens``; a warm start (fresh Adam
-    moments at ``restart_tokens``) gets its own warmup."""
-    warm = args.warmup_tokens
-    progress = min(1.0, max(0.0, (tokens - warm) / max(1, args.max_tokens - warm)))
-    decay = (
-        1.0 - progress if args.schedule == "linear" else 0.5 * (1 + math.cos(math.pi * progress))
-    )
-    ramp = min(1.0, max(tokens - restart_tokens, 0) / max(1, warm)) if warm else 1.0
-    return max(decay, 0.0) * ramp
 
 
 # -- checkpoint / export --------------------------------------------------------------------
@@ -243,19 +161,137 @@ def next_eval_after(tokens: int, eval_every: int) -> int:
 
 
 def train(args: argparse.Namespace, command: str) -> int:
+    """Train (or, with ``--write-card``, only rewrite the card); returns an exit code."""
     if args.write_card is not None:
         log = json.loads((args.write_card / LOG_NAME).read_text(encoding="utf-8"))
         write_model_card(args.write_card, log)
         print(args.write_card / "README.md")
         return 0
-    from probing.models.mlm_delta import (
-        apply_delta,
-        load_minilm_tokenizer,
-        read_manifest,
-        save_delta,
-    )
-    from probing.training.corpus import heldout_sentences, training_sentences
+    return _train(args, command)
 
+
+def _resume(ckpt_path: Path, model, optimizer, state: dict[str, Any], rng, args) -> None:
+    """Trainable weights, optimizer, RNGs and state from the checkpoint at ``ckpt_path``."""
+    ckpt = load_checkpoint(ckpt_path)
+    saved = ckpt["state"]
+    if saved["unfreeze_top"] != args.unfreeze_top or saved["seq_len"] != args.seq_len:
+        raise SystemExit(
+            f"{ckpt_path} was trained with --unfreeze-top {saved['unfreeze_top']} "
+            f"--seq-len {saved['seq_len']}; pass those or another --checkpoint-dir."
+        )
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, tensor in ckpt["trainable"].items():
+            params[name].copy_(tensor)
+    optimizer.load_state_dict(ckpt["optimizer"])
+    torch.set_rng_state(ckpt["torch_rng"])
+    state.update(saved)
+    rng.bit_generator.state = saved["np_rng"]
+    random.setstate(_py_state_from_json(saved["py_rng"]))
+    _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
+    if state["schedule"][-1]["max_tokens"] != args.max_tokens:
+        state["schedule"].append(
+            {"from_step": state["step"], "from_tokens": state["tokens_seen"],
+             "max_tokens": args.max_tokens}
+        )  # fmt: skip
+        _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
+
+
+def _warm_start(export_dir: Path, model, state: dict[str, Any], base_sha: str) -> None:
+    """The exported delta's weights, and its step, tokens, time and evaluations."""
+    manifest = read_manifest(export_dir)
+    apply_delta(model, export_dir, base_sha256=base_sha)
+    info = manifest.get("training", {})
+    state["tokens_seen"] = state["restart_tokens"] = int(info.get("tokens_seen", 0))
+    state["wall_time_s"] = float(info.get("wall_time_s", 0.0))
+    state["step"] = int(info.get("step", 0))
+    log_path = export_dir / LOG_NAME
+    if log_path.is_file():
+        old = json.loads(log_path.read_text(encoding="utf-8"))
+        state["evals"] = old.get("evals", [])
+        state["exported"] = old.get("exported")
+        state["best_top5"] = (old.get("exported") or {}).get("eval", {}).get("top5", -1.0)
+    _log(f"warm start from exported delta {export_dir} ({state['tokens_seen']:,} tokens)")
+
+
+def _restore(ckpt_path: Path, model, optimizer, state, rng, args, base_sha: str) -> None:
+    """Resume from the checkpoint, else warm-start from the exported delta (unless
+    ``--fresh``); a fresh run keeps the initial state."""
+    if args.fresh:
+        return
+    if ckpt_path.is_file():
+        _resume(ckpt_path, model, optimizer, state, rng, args)
+    elif (args.export_dir / "delta.json").is_file():
+        _warm_start(args.export_dir, model, state, base_sha)
+
+
+def _json_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+
+
+def _is_best(res: dict[str, float], state: dict[str, Any]) -> bool:
+    """True when ``res`` beats every earlier evaluation's top-5 (and training has begun)."""
+    return res["top5"] > state["best_top5"] and state["tokens_seen"] > 0
+
+
+def _advance_epoch(state: dict[str, Any], pos: int, n_seq: int) -> None:
+    """Move to sequence ``pos`` of the epoch's order, or to the next epoch past its end."""
+    state["epoch_pos"] = pos
+    if pos >= n_seq:
+        state["epoch"] += 1
+        state["epoch_pos"] = 0
+
+
+def _last_eval_is_stale(state: dict[str, Any]) -> bool:
+    """True when training went on since the last evaluation."""
+    return bool(state["evals"]) and state["evals"][-1]["tokens_seen"] != state["tokens_seen"]
+
+
+def _evaluation(
+    model, sample, uni: dict[str, float], state: dict[str, Any], args, base_state, base_sha: str,
+    log_payload: Callable[[], dict[str, Any]],
+) -> Callable[[], None]:  # fmt: skip
+    """``do_eval()``: evaluate on the held-out sample, export the delta when it is the best
+    so far, and rewrite the training log and the card."""
+    export_dir: Path = args.export_dir
+
+    def do_eval() -> None:
+        te = time.time()
+        res = evaluate_sample(model, sample)
+        entry = {
+            "tokens_seen": state["tokens_seen"],
+            "step": state["step"],
+            "wall_time_s": round(state["wall_time_s"], 1),
+            **res,
+        }
+        state["evals"].append(entry)
+        _log(
+            f"EVAL tokens {state['tokens_seen']:,}: top1 {res['top1']:.4f} top5 {res['top5']:.4f} "
+            f"(unigram {uni['top1']:.4f}/{uni['top5']:.4f}, n={res['n']}, {time.time() - te:.0f}s)"
+        )
+        if _is_best(res, state):
+            state["best_top5"] = res["top5"]
+            training = {
+                "tokens_seen": state["tokens_seen"],
+                "step": state["step"],
+                "wall_time_s": round(state["wall_time_s"], 1),
+                "unfreeze_top": args.unfreeze_top,
+                "eval": res,
+                "unigram_baseline": uni,
+            }
+            manifest = save_delta(
+                model, base_state, export_dir, {"base_sha256": base_sha, "training": training}
+            )
+            state["exported"] = {**training, "delta_bytes": manifest["delta_bytes"]}
+            _log(f"exported delta to {export_dir} ({manifest['delta_bytes'] / 1e6:.1f} MB)")
+        atomic_write_json(export_dir / LOG_NAME, log_payload())
+        if state["exported"] is not None:
+            write_model_card(export_dir, log_payload())
+
+    return do_eval
+
+
+def _train(args: argparse.Namespace, command: str) -> int:
     torch.set_num_threads(args.threads)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     ckpt_dir: Path = args.checkpoint_dir or default_checkpoint_dir()
@@ -266,9 +302,11 @@ def train(args: argparse.Namespace, command: str) -> int:
 
     t0 = time.time()
     tokenizer = load_minilm_tokenizer()
-    corpus = cached_pack(tokenizer, training_sentences(data_dir), args.seq_len, ckpt_dir)
+    text = training_corpus.training_sentences(data_dir)
+    corpus = cached_pack(tokenizer, text, args.seq_len, ckpt_dir)
     guess = unigram_guess(corpus.counts)
-    sample = masked_sample(tokenizer, heldout_sentences(data_dir), args.eval_masks, args.eval_seed)
+    heldout = training_corpus.heldout_sentences(data_dir)
+    sample = masked_sample(tokenizer, heldout, args.eval_masks, args.eval_seed)
     uni = sample_unigram(sample, guess)
     corpus_info = {
         "sentences": corpus.n_sentences,
@@ -302,44 +340,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         "schedule": [{"from_step": 0, "from_tokens": 0, "max_tokens": args.max_tokens}],
     }
     rng = np.random.default_rng(args.seed)
-    if ckpt_path.is_file() and not args.fresh:
-        ckpt = load_checkpoint(ckpt_path)
-        saved = ckpt["state"]
-        if saved["unfreeze_top"] != args.unfreeze_top or saved["seq_len"] != args.seq_len:
-            raise SystemExit(
-                f"{ckpt_path} was trained with --unfreeze-top {saved['unfreeze_top']} "
-                f"--seq-len {saved['seq_len']}; pass those or another --checkpoint-dir."
-            )
-        params = dict(model.named_parameters())
-        with torch.no_grad():
-            for name, tensor in ckpt["trainable"].items():
-                params[name].copy_(tensor)
-        optimizer.load_state_dict(ckpt["optimizer"])
-        torch.set_rng_state(ckpt["torch_rng"])
-        state.update(saved)
-        rng.bit_generator.state = saved["np_rng"]
-        random.setstate(_py_state_from_json(saved["py_rng"]))
-        _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
-        if state["schedule"][-1]["max_tokens"] != args.max_tokens:
-            state["schedule"].append(
-                {"from_step": state["step"], "from_tokens": state["tokens_seen"],
-                 "max_tokens": args.max_tokens}
-            )  # fmt: skip
-            _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
-    elif (export_dir / "delta.json").is_file() and not args.fresh:
-        manifest = read_manifest(export_dir)
-        apply_delta(model, export_dir, base_sha256=base_sha)
-        info = manifest.get("training", {})
-        state["tokens_seen"] = state["restart_tokens"] = int(info.get("tokens_seen", 0))
-        state["wall_time_s"] = float(info.get("wall_time_s", 0.0))
-        state["step"] = int(info.get("step", 0))
-        log_path = export_dir / LOG_NAME
-        if log_path.is_file():
-            old = json.loads(log_path.read_text(encoding="utf-8"))
-            state["evals"] = old.get("evals", [])
-            state["exported"] = old.get("exported")
-            state["best_top5"] = (old.get("exported") or {}).get("eval", {}).get("top5", -1.0)
-        _log(f"warm start from exported delta {export_dir} ({state['tokens_seen']:,} tokens)")
+    _restore(ckpt_path, model, optimizer, state, rng, args, base_sha)
 
     vocab_size = model.config.vocab_size
     mask_id = tokenizer.mask_token_id
@@ -348,7 +349,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         return {
             "model": "minilm-l6-mlm",
             "command": command,
-            "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "args": _json_args(args),
             "base_sha256": base_sha,
             "corpus": corpus_info,
             "unigram_baseline": uni,
@@ -362,38 +363,7 @@ def train(args: argparse.Namespace, command: str) -> int:
             "schedule": state["schedule"],
         }
 
-    def do_eval() -> None:
-        te = time.time()
-        res = evaluate_sample(model, sample)
-        entry = {
-            "tokens_seen": state["tokens_seen"],
-            "step": state["step"],
-            "wall_time_s": round(state["wall_time_s"], 1),
-            **res,
-        }
-        state["evals"].append(entry)
-        _log(
-            f"EVAL tokens {state['tokens_seen']:,}: top1 {res['top1']:.4f} top5 {res['top5']:.4f} "
-            f"(unigram {uni['top1']:.4f}/{uni['top5']:.4f}, n={res['n']}, {time.time() - te:.0f}s)"
-        )
-        if res["top5"] > state["best_top5"] and state["tokens_seen"] > 0:
-            state["best_top5"] = res["top5"]
-            training = {
-                "tokens_seen": state["tokens_seen"],
-                "step": state["step"],
-                "wall_time_s": round(state["wall_time_s"], 1),
-                "unfreeze_top": args.unfreeze_top,
-                "eval": res,
-                "unigram_baseline": uni,
-            }
-            manifest = save_delta(
-                model, base_state, export_dir, {"base_sha256": base_sha, "training": training}
-            )
-            state["exported"] = {**training, "delta_bytes": manifest["delta_bytes"]}
-            _log(f"exported delta to {export_dir} ({manifest['delta_bytes'] / 1e6:.1f} MB)")
-        atomic_write_json(export_dir / LOG_NAME, log_payload())
-        if state["exported"] is not None:
-            write_model_card(export_dir, log_payload())
+    do_eval = _evaluation(model, sample, uni, state, args, base_state, base_sha, log_payload)
 
     def checkpoint() -> None:
         state["np_rng"] = rng.bit_generator.state
@@ -436,10 +406,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
 
-        state["epoch_pos"] = pos + args.batch_size
-        if state["epoch_pos"] >= n_seq:
-            state["epoch"] += 1
-            state["epoch_pos"] = 0
+        _advance_epoch(state, pos + args.batch_size, n_seq)
         window["tokens"] += n_tokens
         window["loss"] += loss.item()
         window["n"] += 1
@@ -466,11 +433,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         window.update(t=time.time(), tokens=0)  # keep eval time out of the tok/s figure
 
     def final_eval() -> None:
-        if (
-            loop.finished
-            and state["evals"][-1:]
-            and state["evals"][-1]["tokens_seen"] != state["tokens_seen"]
-        ):
+        if loop.finished and _last_eval_is_stale(state):
             do_eval()  # the final state is evaluated too (and exported if it is the best)
 
     loop.set_callback("log", log_progress)
