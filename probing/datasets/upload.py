@@ -33,6 +33,7 @@ import numpy as np
 
 from probing.datasets.types import Sentence
 from probing.datasets.ud import CONLLU_FIELDS, conllu_sentence
+from probing.encoders.base import Encoder
 from probing.errors import DataFormatError
 from probing.features import features_of_sentences
 from probing.probes.run import ProbeResults, probe_features
@@ -214,7 +215,7 @@ def _take_words(sentences: list[Sentence], max_words: int) -> list[Sentence]:
 
 
 def probe_upload(
-    encoder,  # noqa: ANN001 - probing.encoders.base.Encoder
+    encoder: Encoder,
     sentences: Sequence[Sentence],
     layers: Sequence[int] | None = None,
     max_train_sentences: int | None = None,

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.encoders.base import Encoder
 from probing.encoding import Pooling
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
@@ -149,7 +150,7 @@ class ProbeResults:
 
 
 def probe_layers(
-    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name for load_encoder
+    encoder_or_name: Encoder | str,
     task: str,
     dataset: str | None = None,
     layers: Sequence[int] | None = None,
