@@ -15,6 +15,9 @@ import argparse
 import json
 import sys
 
+from probing.config import data_dir
+from probing.errors import DatasetNotFoundError
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``data list`` / ``data download NAME`` as sub-subcommands."""
@@ -38,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
 def dataset_status() -> list[dict]:
     """One row per data set: name, description, licence, present, path."""
-    from probing.config import data_dir
-    from probing.datasets import dataset_path, list_datasets
-    from probing.errors import DatasetNotFoundError
+    from probing.datasets import dataset_path, list_datasets  # deferred: the readers
 
     rows = []
     for info in list_datasets():

@@ -93,6 +93,10 @@ class ProbeResults:
     centre_of_gravity: float = float("nan")
     meta: RunMeta = field(default_factory=RunMeta)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
+            self.meta = RunMeta.from_dict(self.meta)
+
     @property
     def metric(self) -> str:
         """The headline metric (``accuracy`` or ``f1``)."""
