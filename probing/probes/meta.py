@@ -111,6 +111,10 @@ class RunMeta:
         else:
             self.extra[key] = value
 
+    def keys(self) -> list[str]:
+        """The keys :meth:`to_dict` writes (so ``{**meta}`` and ``dict(meta)`` work too)."""
+        return list(self.to_dict())
+
     def get(self, key: str, default: Any = None) -> Any:
         """Like ``dict.get``: the value, or ``default`` when unset."""
         value = self.to_dict().get(key)

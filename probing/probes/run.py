@@ -131,7 +131,7 @@ class ProbeResults:
             "metric": self.metric,
             "centre_of_gravity": _json_value(self.centre_of_gravity),
             "scalar_mix": _jsonable(self.scalar_mix),
-            "meta": _jsonable(self.meta.to_dict()),
+            "meta": _jsonable(RunMeta.from_dict(dict(self.meta)).to_dict()),
             "results": records,
         }
 
