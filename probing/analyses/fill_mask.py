@@ -31,6 +31,7 @@ from probing.encoders.base import CONTROL_RE, Encoder, MaskedLM, MaskedPieces
 from probing.encoders.bert_mlm import mlm_head_logits  # noqa: F401
 from probing.errors import (
     EmptyInputError,
+    InvalidArgumentError,
     NoMaskError,
     NoMLMHeadError,
     TooManyMasksError,
@@ -270,7 +271,7 @@ def fill_mask(
 
 def _check_top_k(top_k: int, vocab: int) -> int:
     if not 1 <= int(top_k) <= vocab:
-        raise ValueError(f"top_k must be between 1 and {vocab}, not {top_k}")
+        raise InvalidArgumentError(f"top_k must be between 1 and {vocab}, not {top_k}.")
     return int(top_k)
 
 

@@ -37,7 +37,27 @@ def read_sentences(
     name: str, split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
 ) -> Iterator[Sentence]:
     """Sentences of data set ``name`` (``ud-ewt``, ``semcor``, ``brown``), one split or all."""
-    return get_dataset(name).read(split, data_dir)
+    info = get_dataset(name)
+    if info.is_corpus:
+        _verify(name, split, info.splits, data_dir)
+    return info.read(split, data_dir)
+
+
+def _verify(name: str, split, all_splits, data_dir) -> None:  # noqa: ANN001
+    """Check the split's files against the checksum manifest before reading them."""
+    from probing.datasets.integrity import verify_files
+    from probing.errors import DatasetNotFoundError
+    from probing.features import dataset_files
+
+    parts = [split] if isinstance(split, str) else list(split or all_splits)
+    if data_dir is not None:
+        return  # dataset_files reads the process-wide data folder; another one is the caller's
+    for part in parts:
+        try:
+            files = dataset_files(name, part)
+        except (DatasetNotFoundError, KeyError):
+            return  # the reader itself says what is missing
+        verify_files(name, files)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from probing.encoding import Encoding, ModelInfo, Pooling
-from probing.errors import EmptyInputError
+from probing.errors import EmptyInputError, InvalidArgumentError
 
 if TYPE_CHECKING:
     import torch
@@ -92,6 +92,8 @@ class Encoder(abc.ABC):
         Returns:
             One Encoding per sentence, in input order.
         """
+        if int(batch_size) < 1:  # range() would silently give no batches: []
+            raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
         batch = normalize_sentences(sentences)
         out: list[Encoding] = []
         total = len(batch)
