@@ -100,8 +100,9 @@ class MaskedInput:
         input_ids: their vocabulary ids (n_pieces,).
         mask_positions: piece index of each mask, in reading order (n_masks,).
         word_indices: word index of each mask, or None (see MaskPrediction) (n_masks,).
-        encoding: the encoder's own tokenisation (with the forward inputs), for its
-            ``mask_logits`` methods.
+        encoding: the model's forward inputs (``input_ids``, ``attention_mask``, …), each
+            (1, n_pieces).
+        tokenized: the encoder's own tokenisation, for its ``mask_logits`` methods.
     """
 
     text: str
@@ -109,7 +110,8 @@ class MaskedInput:
     input_ids: list[int]
     mask_positions: list[int]
     word_indices: list[int | None]
-    encoding: MaskedPieces = field(repr=False)
+    encoding: dict[str, torch.Tensor] = field(repr=False)
+    tokenized: MaskedPieces = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ def prepare(encoder: Encoder, text: str, max_masks: int = DEFAULT_MAX_MASKS) -> 
         input_ids=pieces.input_ids,
         mask_positions=pieces.mask_positions,
         word_indices=_mask_word_indices(clean),
-        encoding=pieces,
+        encoding=dict(pieces.inputs),
+        tokenized=pieces,
     )
 
 
@@ -266,7 +269,7 @@ def fill_mask(
     """
     mlm = _masked_lm(encoder)
     masked = prepare(mlm, text, max_masks)
-    return _predictions(mlm, masked, mlm.mask_logits(masked.encoding), top_k)
+    return _predictions(mlm, masked, mlm.mask_logits(masked.tokenized), top_k)
 
 
 def _check_top_k(top_k: int, vocab: int) -> int:
@@ -323,7 +326,7 @@ def fill_mask_by_layer(
     mlm = _masked_lm(encoder)
     masked = prepare(mlm, text, max_masks)
     pos = masked.mask_positions
-    logits = mlm.mask_logits_by_layer(masked.encoding)  # (L+1, n_masks, vocab)
+    logits = mlm.mask_logits_by_layer(masked.tokenized)  # (L+1, n_masks, vocab)
     probs = torch.softmax(logits, dim=-1)  # (L+1, n_masks, vocab)
     top_p, top_i = probs.topk(_check_top_k(top_k, probs.shape[-1]), dim=-1)  # (L+1, n_masks, k)
     final_ids = top_i[-1, :, 0]  # (n_masks,)
