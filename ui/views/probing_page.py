@@ -44,6 +44,7 @@ from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
+from ui.views import probing_sweep
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 
@@ -360,6 +361,10 @@ def render() -> None:
         stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
         with friendly_errors("Drawing the results"):
             show_results(runs, stem, "probe")
+
+    st.divider()
+
+    probing_sweep.render(show_results, friendly_errors)
 
     st.divider()
 
