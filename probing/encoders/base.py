@@ -8,7 +8,6 @@ fill-mask) and :class:`PairEncoder` (a segment-A/B input with attention).
 from __future__ import annotations
 
 import abc
-import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,7 +81,10 @@ class Encoder(abc.ABC):
         resolved = batching.resolve_dtype(dtype, getattr(device, "type", "cpu"))
         if resolved == self.dtype:
             return self
-        other = copy.copy(self)
+        # A shallow copy that skips __new__ (TransformersEncoder.__new__ picks its class
+        # from the weights it is given, which copy.copy would not pass).
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
         other.dtype = resolved
         return other
 
