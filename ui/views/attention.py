@@ -188,23 +188,37 @@ def render() -> None:
         "Where each attention head of a BERT-family encoder looks: lines per head, all heads at "
         "once, word-level maps, and Clark et al.'s (2019) head statistics.",
     )
+    name, encoder = attention_model()
+    text, text_b = attention_inputs(encoder)
+    amap: AttentionMap | None = None
+    with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
+        amap = piece_attention(name, text, text_b)
+    if amap is None:
+        st.stop()
+    level, show_special, view_name = view_options()
+    view = attention_view(amap, level, show_special)
+    stem = f"attention_{name.replace('/', '_')}_{level}"
+    with friendly_errors(view_name):
+        if view_name == "Head view":
+            head_view(view, stem)
+        elif view_name == "Model view":
+            model_view(view, stem)
+        else:
+            statistics_view(amap, encoder, name)
 
+
+def attention_model() -> tuple[str, object]:
+    """The first picked model and its encoder; stops the page when it has no attention."""
     names = model_picker()
-
     if not names:
         st.info("Pick a model in the sidebar.")
         st.stop()
-
     name = names[0]
-
     if len(names) > 1:
         st.caption(f"Attention shows one model at a time: **{name}** (the first one picked).")
-
     encoder = get_encoder(name)
-
     if encoder is None:
         st.stop()
-
     if not encoder.info.has_attention:
         st.info(
             f"**{name}** is an ELMo model: a character CNN and a biLSTM, with no attention heads, "
@@ -213,35 +227,28 @@ def render() -> None:
         )
         provenance_card(encoder)
         st.stop()
+    return name, encoder
 
-    # -- input -------------------------------------------------------------------------------
+
+def attention_inputs(encoder) -> tuple[str, str | None]:
+    """The sentence and, for models that take pairs, an optional second sentence."""
     text = st.text_area(
         "Sentence", DEFAULT_TEXT, max_chars=config.limits().max_chars, height=80, key="attn_text"
     )
+    if not supports_pairs(encoder):
+        return text, None
+    text_b = st.text_input(
+        "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
+        "",
+        max_chars=config.limits().max_chars,
+        key="attn_text_b",
+    ).strip()
+    return text, text_b or None
 
-    text_b = None
 
-    if supports_pairs(encoder):
-        text_b = (
-            st.text_input(
-                "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
-                "",
-                max_chars=config.limits().max_chars,
-                key="attn_text_b",
-            ).strip()
-            or None
-        )
-
-    amap: AttentionMap | None = None
-
-    with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
-        amap = piece_attention(name, text, text_b)
-
-    if amap is None:
-        st.stop()
-
+def view_options() -> tuple[str, bool, str]:
+    """Word or piece level, special tokens shown or not, and which view."""
     c1, c2, c3 = st.columns([2, 2, 4])
-
     level = c1.radio(
         "Level",
         ["word", "piece"],
@@ -250,87 +257,76 @@ def render() -> None:
         help="Word level (Clark et al. 2019): attention TO a word is the sum over its pieces, "
         "FROM a word the mean over its pieces; rows still sum to 1.",
     )
-
     show_special = c2.toggle(
         "Show [CLS]/[SEP]",
         value=True,
         key="attn_special",
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
-
     view_name = c3.radio(
         "View", ["Head view", "Model view", "Head statistics"], horizontal=True, key="attn_view"
     )
+    return level, show_special, view_name
 
-    view = attention_view(amap, level, show_special)
 
-    stem = f"attention_{name.replace('/', '_')}_{level}"
+def statistics_view(amap: AttentionMap, encoder, name: str) -> None:
+    """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
+    st.markdown(
+        "Per layer × head, means over query positions, on the raw piece-level attention with "
+        "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
+        "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
+        "before/after the query, [CLS] and [SEP] included."
+    )
+    source = st.radio(
+        "Over",
+        ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
+        horizontal=True,
+        key="attn_stats_source",
+    )
+    picked = st.multiselect(
+        "Statistics",
+        list(STATISTICS),
+        default=list(STATISTICS),
+        format_func=STATISTICS.get,
+        key="attn_stats_names",
+    )
+    stats = head_statistics([amap]) if source == "this input" else corpus_stats(encoder, name)
+    if stats is not None and picked:
+        fig = statistics_figure(stats, picked)
+        st.plotly_chart(fig, key="attn_stats_chart")
+        downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
 
-    def statistics_view(amap: AttentionMap, encoder, name: str) -> None:
-        """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
-        st.markdown(
-            "Per layer × head, means over query positions, on the raw piece-level attention with "
-            "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
-            "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
-            "before/after the query, [CLS] and [SEP] included."
+
+def corpus_stats(encoder, name: str):
+    """Head statistics over a UD-EWT sample, computed when asked (None until then)."""
+    n = int(
+        st.number_input(
+            "Sentences",
+            min_value=10,
+            max_value=MAX_CORPUS_SENTENCES,
+            value=100,
+            step=50,
+            key="attn_n",
         )
-        source = st.radio(
-            "Over",
-            ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
-            horizontal=True,
-            key="attn_stats_source",
-        )
-        picked = st.multiselect(
-            "Statistics",
-            list(STATISTICS),
-            default=list(STATISTICS),
-            format_func=STATISTICS.get,
-            key="attn_stats_names",
-        )
-        if source == "this input":
-            stats = head_statistics([amap])
-        else:
-            n = int(
-                st.number_input(
-                    "Sentences",
-                    min_value=10,
-                    max_value=MAX_CORPUS_SENTENCES,
-                    value=100,
-                    step=50,
-                    key="attn_n",
-                )
+    )
+    results = corpus_results()
+    if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
+        bar = st.progress(0.0, text="Encoding sentences…")
+        with heavy_job("Head statistics"):
+            results[(name, n)] = corpus_statistics(
+                encoder,
+                sample_sentences(*CORPUS, n=n),
+                progress=lambda done, total: bar.progress(
+                    done / total, text=f"{done}/{total} sentences"
+                ),
             )
-            results = corpus_results()
-            if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
-                bar = st.progress(0.0, text="Encoding sentences…")
-                with heavy_job("Head statistics"):
-                    results[(name, n)] = corpus_statistics(
-                        encoder,
-                        sample_sentences(*CORPUS, n=n),
-                        progress=lambda done, total: bar.progress(
-                            done / total, text=f"{done}/{total} sentences"
-                        ),
-                    )
-                bar.empty()
-            stats = results.get((name, n))
-            if stats is None:
-                st.caption(
-                    "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
-                )
-                return
-            if stats.skipped:
-                st.caption(
-                    f"{stats.skipped} sentence(s) longer than the model's limit were left out."
-                )
-        if picked:
-            fig = statistics_figure(stats, picked)
-            st.plotly_chart(fig, key="attn_stats_chart")
-            downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
-
-    with friendly_errors(view_name):
-        if view_name == "Head view":
-            head_view(view, stem)
-        elif view_name == "Model view":
-            model_view(view, stem)
-        else:
-            statistics_view(amap, encoder, name)
+        bar.empty()
+    stats = results.get((name, n))
+    if stats is None:
+        st.caption(
+            "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
+        )
+        return None
+    if stats.skipped:
+        st.caption(f"{stats.skipped} sentence(s) longer than the model's limit were left out.")
+    return stats

@@ -153,6 +153,23 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     downloads(results, fig, stem, key)
 
 
+def progress_callback(
+    bar: DeltaGenerator, model: str, index: int, n_models: int
+) -> Callable[[str, int, int], None]:
+    """(stage, done, total) -> one bar over every model's extraction then fitting."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        lo, hi, what = STAGES.get(stage, (0.0, 1.0, stage))
+        frac = lo + (hi - lo) * (done / total if total else 1.0)
+        unit = "steps" if stage == "fit" else "sentences"
+        prefix = f"{model} ({index + 1}/{n_models})" if n_models > 1 else model
+        bar.progress(
+            min(1.0, (index + frac) / n_models), text=f"{prefix}: {what}, {done}/{total} {unit}"
+        )
+
+    return report
+
+
 def render() -> None:
     """Draw the page (everything below the page config)."""
     page_header(
@@ -160,183 +177,182 @@ def render() -> None:
         "What each layer knows: a linear probe per layer predicts part of speech, supersense or "
         "word sense from the word vectors. Syntax peaks low, semantics higher up.",
     )
+    encoders = picked_encoders()
+    task, layers, n_train, n_eval = probe_settings(encoders)
+    configs = {n: run_config(encoders[n], n, task, layers, n_train, n_eval) for n in encoders}
+    shown, current = stored_results(encoders, configs, task)
+    run_section(encoders, configs, shown, current)
+    if shown:
+        runs = [shown[n] for n in configs if n in shown]
+        stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
+        with friendly_errors("Drawing the results"):
+            show_results(runs, stem, "probe")
+    st.divider()
+    upload_section(encoders, configs, layers, n_train)
 
-    def progress_callback(
-        bar: DeltaGenerator, model: str, index: int, n_models: int
-    ) -> Callable[[str, int, int], None]:
-        """(stage, done, total) -> one bar over every model's extraction then fitting."""
 
-        def report(stage: str, done: int, total: int) -> None:
-            lo, hi, what = STAGES.get(stage, (0.0, 1.0, stage))
-            frac = lo + (hi - lo) * (done / total if total else 1.0)
-            unit = "steps" if stage == "fit" else "sentences"
-            prefix = f"{model} ({index + 1}/{n_models})" if n_models > 1 else model
-            bar.progress(
-                min(1.0, (index + frac) / n_models), text=f"{prefix}: {what}, {done}/{total} {unit}"
-            )
-
-        return report
-
+def picked_encoders() -> dict:
+    """The sidebar's models, loaded; stops the page when none could be."""
     names = model_picker()
-
     if not names:
         st.info("Pick one or two models in the sidebar.")
         st.stop()
-
     encoders = {n: e for n in names if (e := get_encoder(n)) is not None}
-
     if not encoders:
         st.stop()
+    return encoders
 
-    a, b, c = st.columns([2, 3, 2])
 
-    task_name = a.selectbox(
-        "Task", list(TASKS), format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
-    )
-
-    task = TASKS[task_name]
-
-    dataset = task.default_dataset
-
-    a.caption(TASK_NOTES.get(task.name, task.description))
-
-    # Layers: 0 … the deepest picked model's top layer; a shallower model probes those it has.
+def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
+    """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
     options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
-
     chosen = st.session_state.get("probe_layers")
-
     if chosen is None or (
         set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
     ):
         st.session_state["probe_layers"] = options  # "all" stays all when the depth changes
     else:
         st.session_state["probe_layers"] = [x for x in chosen if x in options]
-
     st.session_state["_probe_layer_options"] = options
+    return column.multiselect("Layers", options, key="probe_layers",
+                              help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
 
-    layers = b.multiselect("Layers", options, key="probe_layers",
-                           help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
 
+def probe_settings(encoders: dict):
+    """Task, layers, training-sentence cap and dev/test size; stops when no layer is picked."""
+    a, b, c = st.columns([2, 3, 2])
+    task_name = a.selectbox(
+        "Task", list(TASKS), format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
+    )
+    task = TASKS[task_name]
+    a.caption(TASK_NOTES.get(task.name, task.description))
+    layers = layer_choice(encoders, b)
     cap = config.limits().max_probe_train_sentences
-
     n_train = c.slider(
         "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
         value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap), key="probe_train",
         help=f"A fixed seeded sample of the training split (at most {cap:,} here"
         + (" in the shared demo)." if config.demo_mode() else ")."),
     )  # fmt: skip
-
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
-
     with st.expander("Evaluation"):
         n_eval = st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
                                  value=0, step=100, key="probe_eval",
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
-
     if not layers:
         st.info("Pick at least one layer.")
         st.stop()
+    return task, layers, n_train, n_eval
 
-    def run_config(name: str) -> RunConfig:
-        top = encoders[name].info.n_layers
-        mine = tuple(x for x in sorted(layers) if x <= top)
-        return RunConfig(
-            model=name,
-            task=task.name, dataset=dataset,
-            layers=None if mine == tuple(range(top + 1)) else mine,
-            max_train_sentences=n_train, max_eval_sentences=int(n_eval) or None,
-        )  # fmt: skip
 
-    configs = {n: run_config(n) for n in encoders}
+def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> RunConfig:
+    """The run one model gets with the page's settings (its own layers when shallower)."""
+    top = encoder.info.n_layers
+    mine = tuple(x for x in sorted(layers) if x <= top)
+    return RunConfig(
+        model=name,
+        task=task.name, dataset=task.default_dataset,
+        layers=None if mine == tuple(range(top + 1)) else mine,
+        max_train_sentences=n_train, max_eval_sentences=int(n_eval) or None,
+    )  # fmt: skip
 
+
+def stored_results(encoders: dict, configs: dict[str, RunConfig], task):
+    """Results already on disk for each model, and which match the settings; notes shown."""
     shown: dict[str, ProbeResults] = {}
-
     current: set[str] = set()  # models whose shown results were made with the settings above
-
     notes: list[tuple[str, str | None]] = []  # (what is shown, the command that made it)
-
     with friendly_errors("Loading results"):
         for name, cfg in configs.items():
-            stored = cfg.stored_path(model_fingerprint(encoders[name]))
-            if (res := read_results(stored)) is not None:
+            res, is_current, note = stored_result(encoders[name], name, cfg, task)
+            notes.append(note)
+            if res is not None:
                 shown[name] = res
+            if is_current:
                 current.add(name)
-                t = res.meta.get("timing_s", {})
-                notes.append((f"**{name}**: run in this app with these settings "
-                              f"({res.meta.get('n_train_sentences', '?')} training sentences; "
-                              f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None))  # fmt: skip
-                continue
-            pre = RESULTS_DIR / f"{output_stem(name, dataset, task.name)}.json"
-            if (res := read_results(pre)) is not None:
-                shown[name] = res
-                all_layers = list(range(encoders[name].info.n_layers + 1))
-                if (res.meta.get("layers") == list(cfg.layers or all_layers)
-                        and res.meta.get("max_train_sentences") == cfg.max_train_sentences
-                        and cfg.max_eval_sentences is None):  # fmt: skip
-                    current.add(name)
-                    note = f"**{name}**: precomputed results (`results/{pre.name}`), made with"
-                else:
-                    n_pre = res.meta.get("max_train_sentences")
-                    layers_pre = res.meta.get("layers", [])
-                    note = (
-                        f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
-                        f"({'all' if n_pre is None else n_pre} training sentences, "
-                        + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
-                        + ", all dev/test sentences); press Run for yours. Made with"
-                    )  # fmt: skip
-                notes.append((note, res.meta.get("command")))
-            else:
-                notes.append((f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
-                              "with these settings; press Run (features are cached on disk, so only the "
-                              "first run extracts them).", None))  # fmt: skip
-
     for note, command in notes:
         st.markdown(note)
         if command:
             st.code(command, language="bash", wrap_lines=True)
+    return shown, current
 
-    # Run what is not yet computed with these settings; when everything is, run it all again.
+
+def stored_result(encoder, name: str, cfg: RunConfig, task):
+    """(results or None, made with these settings?, (note, command)) for one model."""
+    stored = cfg.stored_path(model_fingerprint(encoder))
+    if (res := read_results(stored)) is not None:
+        t = res.meta.get("timing_s", {})
+        return res, True, (f"**{name}**: run in this app with these settings "
+                           f"({res.meta.get('n_train_sentences', '?')} training sentences; "
+                           f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None)  # fmt: skip
+    pre = RESULTS_DIR / f"{output_stem(name, cfg.dataset, task.name)}.json"
+    if (res := read_results(pre)) is None:
+        return None, False, (f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
+                             "with these settings; press Run (features are cached on disk, so only the "
+                             "first run extracts them).", None)  # fmt: skip
+    all_layers = list(range(encoder.info.n_layers + 1))
+    if (res.meta.get("layers") == list(cfg.layers or all_layers)
+            and res.meta.get("max_train_sentences") == cfg.max_train_sentences
+            and cfg.max_eval_sentences is None):  # fmt: skip
+        return (
+            res,
+            True,
+            (
+                f"**{name}**: precomputed results (`results/{pre.name}`), made with",
+                res.meta.get("command"),
+            ),
+        )
+    n_pre = res.meta.get("max_train_sentences")
+    layers_pre = res.meta.get("layers", [])
+    note = (
+        f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
+        f"({'all' if n_pre is None else n_pre} training sentences, "
+        + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
+        + ", all dev/test sentences); press Run for yours. Made with"
+    )  # fmt: skip
+    return res, False, (note, res.meta.get("command"))
+
+
+def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, current: set) -> None:
+    """The Run button: probes what is not yet computed with these settings (else all again)."""
     to_run = [n for n in configs if n not in current] or list(configs)
-
     label = "Run again" if len(current) == len(configs) else "Run"
+    if not st.button(label, type="primary", key="probe_run",
+                     help="Extract features (cached on disk) and fit the probes with the settings above."):  # fmt: skip
+        return
+    bar = st.progress(0.0, text="Waiting for a free slot…")
+    finished = []
+    with friendly_errors("Probing"), heavy_job("Probing"):
+        for i, name in enumerate(to_run):
+            cfg = configs[name]
+            res = probe_run.probe_layers(
+                encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
+                progress=progress_callback(bar, name, i, len(to_run)),
+                max_train_sentences=cfg.max_train_sentences,
+                max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
+            )  # fmt: skip
+            res.meta["command"] = "Probing page: " + ", ".join(
+                f"{k}={v}" for k, v in asdict(cfg).items()
+            )
+            save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
+            shown[name] = res
+            finished.append(name)
+    bar.empty()
+    # Redraw from the stored files so that the notes above say what is now shown; after a
+    # failure stay on this run, so that its error message stays in view.
+    if len(finished) == len(to_run):
+        st.rerun()
 
-    if st.button(label, type="primary", key="probe_run",
-                 help="Extract features (cached on disk) and fit the probes with the settings above."):  # fmt: skip
-        bar = st.progress(0.0, text="Waiting for a free slot…")
-        finished = []
-        with friendly_errors("Probing"), heavy_job("Probing"):
-            for i, name in enumerate(to_run):
-                cfg = configs[name]
-                res = probe_run.probe_layers(
-                    encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
-                    progress=progress_callback(bar, name, i, len(to_run)),
-                    max_train_sentences=cfg.max_train_sentences,
-                    max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
-                )  # fmt: skip
-                res.meta["command"] = "Probing page: " + ", ".join(
-                    f"{k}={v}" for k, v in asdict(cfg).items()
-                )
-                save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
-                shown[name] = res
-                finished.append(name)
-        bar.empty()
-        # Redraw from the stored files so that the notes above say what is now shown; after a
-        # failure stay on this run, so that its error message stays in view.
-        if len(finished) == len(to_run):
-            st.rerun()
 
-    if shown:
-        runs = [shown[n] for n in configs if n in shown]
-        stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
-        with friendly_errors("Drawing the results"):
-            show_results(runs, stem, "probe")
+@st.cache_data(max_entries=4, show_spinner=False)
+def read_upload(data: bytes, name: str) -> list[Sentence]:
+    return read_conllu_upload(data, config.limits().max_upload_bytes, name=name)
 
-    st.divider()
 
+def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: int) -> None:
+    """UPOS probes on the user's own CoNLL-U file, held-out every TEST_EVERY-th sentence."""
     st.subheader("Your own data: UPOS on a CoNLL-U file")
-
     max_mb = config.limits().max_upload_bytes / (1024 * 1024)
-
     st.caption(
         f"Upload a CoNLL-U file (UTF-8, up to {max_mb:g} MB) with UPOS tags in the 4th column. Every "
         f"{TEST_EVERY}th sentence (the 5th, 10th, … in file order) is held out for testing, the "
@@ -345,41 +361,37 @@ def render() -> None:
         "first sentences) are encoded. Probes choose their regularisation on 10 % of the training "
         "words."
     )
-
     upload = st.file_uploader("CoNLL-U file", type=["conllu", "conll", "txt"], key="probe_upload",
                               max_upload_size=max(1, math.ceil(max_mb)))  # fmt: skip
-
-    @st.cache_data(max_entries=4, show_spinner=False)
-    def read_upload(data: bytes, name: str) -> list[Sentence]:
-        return read_conllu_upload(data, config.limits().max_upload_bytes, name=name)
-
-    if upload is not None:
-        sentences = None
-        data = upload.getvalue()
-        with friendly_errors("Reading the file"):
-            sentences = read_upload(data, upload.name)
-        if sentences:
-            n_test = len(sentences) // TEST_EVERY
-            st.markdown(f"**{upload.name}**: {len(sentences):,} sentences, "
-                        f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
-                        f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
-            digest = hashlib.sha256(data).hexdigest()[:16]
-            key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
-            done: dict = st.session_state.setdefault("probe_upload_results", {})
-            if st.button(f"Probe UPOS on {upload.name}", key="probe_upload_run", type="primary"):
-                bar = st.progress(0.0, text="Waiting for a free slot…")
-                with friendly_errors("Probing the upload"), heavy_job("Probing"):
-                    runs = []
-                    for i, name in enumerate(configs):
-                        enc = encoders[name]
-                        mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
-                        runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
-                                                 progress=progress_callback(bar, name, i, len(configs)),
-                                                 name=upload.name))  # fmt: skip
-                    done.clear()  # keep one upload's results per session, not every one tried
-                    done[key] = runs
-                bar.empty()
-            if key in done:
-                stem = "__".join(output_stem(r.model, "upload", "pos") for r in done[key])
-                with friendly_errors("Drawing the results"):
-                    show_results(done[key], stem, "upload")
+    if upload is None:
+        return
+    sentences = None
+    data = upload.getvalue()
+    with friendly_errors("Reading the file"):
+        sentences = read_upload(data, upload.name)
+    if not sentences:
+        return
+    n_test = len(sentences) // TEST_EVERY
+    st.markdown(f"**{upload.name}**: {len(sentences):,} sentences, "
+                f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
+                f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
+    done: dict = st.session_state.setdefault("probe_upload_results", {})
+    if st.button(f"Probe UPOS on {upload.name}", key="probe_upload_run", type="primary"):
+        bar = st.progress(0.0, text="Waiting for a free slot…")
+        with friendly_errors("Probing the upload"), heavy_job("Probing"):
+            runs = []
+            for i, name in enumerate(configs):
+                enc = encoders[name]
+                mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
+                runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
+                                                       progress=progress_callback(bar, name, i, len(configs)),
+                                                       name=upload.name))  # fmt: skip
+            done.clear()  # keep one upload's results per session, not every one tried
+            done[key] = runs
+        bar.empty()
+    if key in done:
+        stem = "__".join(output_stem(r.model, "upload", "pos") for r in done[key])
+        with friendly_errors("Drawing the results"):
+            show_results(done[key], stem, "upload")
