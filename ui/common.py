@@ -86,11 +86,19 @@ def get_encoder(name: str):
         try:
             return load_model(name)
         except ContextLensError as exc:
-            st.error(f"Could not load **{name}**: {user_message(exc)}")
+            st.error(load_failure(name, user_message(exc)))
         except Exception as exc:  # a page must never show a traceback
             log.exception("loading %s failed", name)
             st.error(f"Could not load **{name}**: {type(exc).__name__}: {user_message(exc)}")
     return None
+
+
+def load_failure(name: str, message: str) -> str:
+    """One sentence about a failed load; a message that starts with the name (the hub's
+    typed errors do) is shown as it is, not as "Could not load X: X …"."""
+    if message.startswith(name):
+        return f"**{name}**{message[len(name) :]}"
+    return f"Could not load **{name}**: {message}"
 
 
 def provenance_card(encoder) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from probing import config as config_module
 from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
@@ -23,6 +24,7 @@ from probing.errors import (
     UnknownModelError,
     UnsafeModelError,
 )
+from probing.models import hub as hf_hub
 from probing.models.embedded import ELMO_MINI_DIR, MINILM_MLM_DELTA, training_summary
 
 Loader = Callable[[str | None], Encoder]
@@ -196,6 +198,7 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
     name = str(name_or_path).strip()
     if not name:
         raise UnknownModelError(_unknown_message(name))
+    hf_hub.remembered(name)  # a hub model that failed in this process fails again at once
     key = (name, device)
     with _registry_lock:
         if key in _cache:
@@ -204,7 +207,11 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
     # One lock per model: concurrent sessions asking for the same model wait for one load.
     with lock:
         if key not in _cache:
-            _cache[key] = _resolve(name, device)
+            try:
+                _cache[key] = _resolve(name, device)
+            except ContextLensError as exc:
+                hf_hub.remember(name, exc)
+                raise
         return _cache[key]
 
 
@@ -251,9 +258,11 @@ def _resolve(name: str, device: str | None) -> Encoder:
         return load_elmo(folder, name=name, provenance=e.provenance, device=device)
     if name in ENTRIES:
         e = ENTRIES[name]
-        return _load_transformers(e.source, _info(e), device, mlm=e.has_mlm_head, hub=True)
+        source = hf_hub.locate(name, e.source)
+        return _load_transformers(source, _info(e), device, mlm=e.has_mlm_head, hub=True)
     path = Path(name).expanduser()
-    if path.is_dir():
+    if path.is_dir() or _looks_like_path(name):
+        hf_hub.check_folder(path)
         return _load_folder(path, device)
     if _looks_like_hub_id(name):
         info = ModelInfo(
@@ -264,7 +273,7 @@ def _resolve(name: str, device: str | None) -> Encoder:
             provenance=f"Hugging Face hub checkpoint {name}.",
             source=name,
         )
-        return _load_transformers(name, info, device, mlm=True, hub=True)
+        return _load_transformers(hf_hub.locate(name, name), info, device, mlm=True, hub=True)
     raise UnknownModelError(_unknown_message(name))
 
 
@@ -289,6 +298,11 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
         f"The folder {path} holds neither a transformers checkpoint (config.json) nor ELMo "
         "weights (options.json + *.hdf5)."
     )
+
+
+def _looks_like_path(name: str) -> bool:
+    """Absolute, home-relative or ./-relative: meant as a folder, never a hub id."""
+    return os.path.isabs(os.path.expanduser(name)) or name.startswith(("./", "../", ".\\"))
 
 
 def _looks_like_hub_id(name: str) -> bool:
@@ -331,8 +345,15 @@ def _load_transformers(
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
 
-    local_only = not hub or _hub_offline()
+    # A hub model found in the cache arrives here as its cache folder: no network at all.
+    local_only = not hub or os.path.isdir(source) or _hub_offline()
     kwargs = {"local_files_only": local_only, "trust_remote_code": False}
+    pickle_weights = hf_hub.pickle_only_weights(Path(source))
+    if pickle_weights is not None and config_module.demo_mode():
+        raise UnsafeModelError(
+            f"{info.name} ships only pytorch_model.bin (pickle); the shared demo loads "
+            "safetensors only."
+        )
     try:
         try:
             config = AutoConfig.from_pretrained(source, **kwargs)
@@ -350,7 +371,9 @@ def _load_transformers(
                 f"{source} has no fast tokenizer; word alignment needs one."
             )
         model = None
-        if mlm:
+        if pickle_weights is not None:
+            model = hf_hub.model_from_bin(pickle_weights, config, mlm=mlm)
+        elif mlm:
             try:
                 model = AutoModelForMaskedLM.from_pretrained(
                     source,
@@ -361,13 +384,15 @@ def _load_transformers(
                 )
             except (ValueError, KeyError):
                 model = None  # architecture without an MLM head: load the bare encoder
-        if model is None:
+        if model is None and pickle_weights is None:
             model = AutoModel.from_pretrained(
                 source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
             )
     except ContextLensError:
         raise
     except OSError as exc:
+        if hub and not local_only and hf_hub.is_missing_repo(exc):
+            raise hf_hub.not_found(info.name, source) from exc
         text = str(exc)
         if "safetensors" in text or "pytorch_model.bin" in text:
             raise UnsafeModelError(
@@ -376,8 +401,8 @@ def _load_transformers(
                 "another checkpoint."
             ) from exc
         raise ModelUnavailableError(
-            f"Could not load {info.name} ({source}) here: it is not in the local Hugging Face "
-            f"cache and the hub cannot be reached. {_HUB_HOWTO}"
+            f"{info.name} ({source}) is not in the local Hugging Face cache and the hub cannot "
+            f"be reached. {_HUB_HOWTO}"
         ) from exc
     return TransformersEncoder(model, tokenizer, info, device=device)
 
@@ -400,4 +425,4 @@ def _load_minilm_mlm(device: str | None) -> Encoder:
 
 
 def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+    return hf_hub.hub_offline()
