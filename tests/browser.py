@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> 
     """Start ``streamlit run app.py`` on 127.0.0.1 and yield its base URL."""
     port = free_port()
     full_env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1", **(env or {})}
-    log = open(REPO / f".streamlit-e2e-{port}.log", "w")  # noqa: SIM115 - closed below
+    log = open(Path(tempfile.gettempdir()) / f"streamlit-e2e-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,

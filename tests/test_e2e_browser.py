@@ -1,12 +1,16 @@
 """End-to-end: `streamlit run app.py` on 127.0.0.1 driven by Playwright in Debian's Chromium.
 
 Each page is opened as a user would, exercised, checked for figures and for the absence of
-exception boxes, and photographed into docs/screenshots/ (shown in the README).
+exception boxes, and photographed into $CONTEXTLENS_SCREENSHOTS (a temporary folder by
+default; the README's screenshots are refreshed with
+``CONTEXTLENS_SCREENSHOTS=docs/screenshots pytest -m browser``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,14 +18,16 @@ import pytest
 from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    REPO,
     exception_texts,
     streamlit_server,
     wait_for_app,
 )
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "docs" / "screenshots"
+SHOTS = Path(
+    os.environ.get("CONTEXTLENS_SCREENSHOTS")
+    or Path(tempfile.gettempdir()) / "contextlens-screenshots"
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +76,8 @@ def test_home_page(server, page):
     page.goto(server)
     wait_for_app(page)
     assert page.locator("h1", has_text="ContextLens").first.is_visible()
+    nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+    assert [t.strip() for t in nav][:2] == ["Home", "Static vs Contextual"], nav
     # the default model's provenance card, written once the model has loaded
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
