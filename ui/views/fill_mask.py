@@ -17,7 +17,7 @@ from probing.analyses.fill_mask import (
 )
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
-from probing.models.registry import entry
+from probing.models.registry import ENTRIES, entry
 from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
@@ -38,11 +38,44 @@ def _use_fill_mask_model() -> None:
 
 
 def no_head_message(names: list[str]) -> str:
-    """Why these models cannot fill masks, and which embedded model can."""
-    verb = "has" if len(names) == 1 else "have"
+    """Why these models cannot fill masks, and which embedded model can (never a wrong
+    relative: only minilm-l6 is the encoder under minilm-l6-mlm)."""
+    parts = []
+    for name in names:
+        e = entry(name)
+        if e is not None and e.family == "elmo":
+            parts.append(
+                f"**{name}** has no masked-language-model head: ELMo is a pair of language "
+                "models that predict the next and the previous word, not a masked one."
+            )
+        elif name == "minilm-l6":
+            parts.append(
+                f"**{name}** has no masked-language-model head; **{FILL_MASK_MODEL}** is the "
+                "same embedded encoder with a head trained by ContextLens."
+            )
+        else:
+            parts.append(f"**{name}** has no masked-language-model head, so cannot fill masks.")
+    if not any(n == "minilm-l6" for n in names):
+        parts.append(
+            f"**{FILL_MASK_MODEL}** (the embedded MiniLM with a head trained by ContextLens) can."
+        )
+    return " ".join(parts)
+
+
+def second_model_hint() -> str | None:
+    """How to get a second fill-mask model when none but the embedded one can be had here."""
+    from probing.models import hub
+
+    hub_heads = [e for e in ENTRIES.values() if e.has_mlm_head and not e.embedded]
+    if config.demo_mode():
+        return None
+    if any(hub.cached_snapshot(e.source) is not None for e in hub_heads) or not hub.hub_offline():
+        return None
     return (
-        f"**{', '.join(names)}** {verb} no masked-language-model head, so cannot fill masks. "
-        f"**{FILL_MASK_MODEL}** is the same embedded encoder with a head trained by ContextLens."
+        f"To compare two fill-mask models: offline, only {FILL_MASK_MODEL} ships with a head. "
+        f"{', '.join(e.name for e in hub_heads)} need the Hugging Face cache (run ContextLens "
+        "once with internet access and pick one) or a downloaded model folder, given as "
+        "“Other (hub id or local folder)” in the sidebar."
     )
 
 
@@ -77,21 +110,24 @@ def fill_mask_models() -> list[str]:
     headless = [n for n in names if _lacks_head(n)]
     models = [n for n in names if n not in headless]
     if headless:
-        st.info(
-            no_head_message(headless)
-            + (
-                " Pick it in the sidebar to compare."
-                if models
-                # Nothing picked can fill masks (e.g. the app-wide default minilm-l6): use the
-                # embedded fill-mask model rather than showing an empty page, and say so.
-                else " This page uses it instead; pick a model with a head in the sidebar "
-                "(bert-base-uncased, roberta-base, …) to compare two."
-            )
-        )
-        st.button(f"Use {FILL_MASK_MODEL} in the sidebar", on_click=_use_fill_mask_model)
+        headless_notice(headless, models)
     elif not models:
         st.caption(f"No model picked in the sidebar; using {FILL_MASK_MODEL}.")
+    if len(models) < 2 and (hint := second_model_hint()):
+        st.caption(hint)
     return models or [FILL_MASK_MODEL]
+
+
+def headless_notice(headless: list[str], models: list[str]) -> None:
+    """Say which picks cannot fill masks; offer the embedded fill-mask model unless picked."""
+    if FILL_MASK_MODEL in models:  # already picked (e.g. after "select all"): nothing to ask
+        st.info(no_head_message(headless) + f" Shown: {', '.join(models)}.")
+        return
+    # Nothing picked can fill masks (e.g. the app-wide default minilm-l6): use the embedded
+    # fill-mask model rather than showing an empty page, and say so.
+    then = " Pick it in the sidebar to compare." if models else " This page uses it instead."
+    st.info(no_head_message(headless) + then)
+    st.button(f"Use {FILL_MASK_MODEL} in the sidebar", on_click=_use_fill_mask_model)
 
 
 def mask_inputs() -> tuple[str, int, bool]:
