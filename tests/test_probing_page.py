@@ -78,10 +78,29 @@ def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_co
     notes = text(at)
     assert "precomputed results" in notes and "python -m probing probe --model minilm-l6" in notes
     assert run_button(at).label == "Run again"
+    # the cost is said before the button is pressed (the shipped run: 111 s + 87 s)
+    estimate = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
+    assert "3.3 min" in estimate, estimate
     assert len(charts(at)) == 2  # the curve and the scalar-mix weights
     assert at.multiselect(key="probe_layers").value == list(range(7))
     table = at.dataframe[0].value
     assert list(table["layer"]) == list(range(7))
+
+
+@pytest.mark.parametrize("task", ["supersense", "wsd"])
+def test_semcor_precomputed_runs_match_the_settings_they_open_with(minilm, no_computation, task):
+    # The shipped SemCor runs used the whole training split (15,947 sentences); choosing the
+    # task starts the slider there, and a cap above the split's size counts as "all".
+    at = page().run()
+    at.selectbox(key="probe_task").set_value(task).run()
+    assert not at.exception, at.exception
+    notes = text(at)
+    assert "other settings" not in notes, notes
+    assert f"minilm-l6__semcor__{task}.json`), made with" in notes
+    assert at.slider(key="probe_train").value >= 15_947
+    assert run_button(at).label == "Run again"
+    at.slider(key="probe_train").set_value(1000).run()
+    assert "other settings" in text(at) and run_button(at).label == "Run"
 
 
 def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):

@@ -228,6 +228,7 @@ def probe_settings(encoders: dict):
     a.caption(TASK_NOTES.get(task.name, task.description))
     layers = layer_choice(encoders, b)
     cap = config.limits().max_probe_train_sentences
+    preset_train_size(next(iter(encoders)), task, cap)
     n_train = c.slider(
         "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
         value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap), key="probe_train",
@@ -243,6 +244,41 @@ def probe_settings(encoders: dict):
         st.info("Pick at least one layer.")
         st.stop()
     return task, layers, n_train, n_eval
+
+
+def precomputed_meta(name: str, task) -> dict | None:
+    """Settings of the shipped run of ``name`` on ``task`` (None when there is none)."""
+    res = read_results(RESULTS_DIR / f"{output_stem(name, task.default_dataset, task.name)}.json")
+    return None if res is None else res.meta
+
+
+def trains_like(meta: dict, max_train_sentences: int | None) -> bool:
+    """True when a cap of ``max_train_sentences`` trains on what the run in ``meta`` did:
+    the same cap, or a cap at least as large as the whole split it used ("all")."""
+    if meta.get("max_train_sentences") == max_train_sentences:
+        return True
+    used = meta.get("n_train_sentences")
+    return (
+        meta.get("max_train_sentences") is None
+        and used is not None
+        and (max_train_sentences is None or max_train_sentences >= used)
+    )
+
+
+def preset_train_size(name: str, task, cap: int) -> None:
+    """On a change of task, start the slider where that task's shipped run was made, so that
+    the shipped results are shown as current (SemCor runs used the whole training split)."""
+    seen = st.session_state.get("_probe_task_seen")
+    st.session_state["_probe_task_seen"] = task.name
+    if seen == task.name or (seen is None and "probe_train" in st.session_state):
+        return
+    meta = precomputed_meta(name, task)
+    if meta is None:
+        return
+    size = meta.get("max_train_sentences") or meta.get("n_train_sentences")
+    if size:
+        size = MIN_TRAIN + math.ceil((int(size) - MIN_TRAIN) / 10) * 10  # on the slider's steps
+        st.session_state["probe_train"] = max(MIN_TRAIN, min(cap, size))
 
 
 def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> RunConfig:
@@ -292,7 +328,7 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
                              "first run extracts them).", None)  # fmt: skip
     all_layers = list(range(encoder.info.n_layers + 1))
     if (res.meta.get("layers") == list(cfg.layers or all_layers)
-            and res.meta.get("max_train_sentences") == cfg.max_train_sentences
+            and trains_like(res.meta, cfg.max_train_sentences)
             and cfg.max_eval_sentences is None):  # fmt: skip
         return (
             res,
@@ -313,10 +349,52 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
     return res, False, (note, res.meta.get("command"))
 
 
+def estimate_seconds(cfg: RunConfig, meta: dict) -> float | None:
+    """Seconds a run of ``cfg`` should take, scaled from a shipped run's timings (``meta``)
+    by sentences encoded and layers probed; None without timings."""
+    timing = meta.get("timing_s") or {}
+    if not timing:
+        return None
+    pre_train = meta.get("n_train_sentences") or 1
+    pre_eval = (meta.get("n_dev_sentences") or 0) + (meta.get("n_test_sentences") or 0)
+    train = min(cfg.max_train_sentences or pre_train, pre_train)
+    evals = (
+        pre_eval if cfg.max_eval_sentences is None else min(2 * cfg.max_eval_sentences, pre_eval)
+    )
+    pre_layers = len(meta.get("layers") or []) or 1
+    layers = len(cfg.layers) if cfg.layers else pre_layers
+    extract = timing.get("extract", 0.0) * (train + evals) / max(1, pre_train + pre_eval)
+    fit = timing.get("fit", 0.0) * (train / pre_train) * (layers / pre_layers)
+    return extract + fit
+
+
+def run_estimate(configs: dict[str, RunConfig], label: str) -> str:
+    """What pressing the button will cost, said before it is pressed."""
+    parts, total = [], 0.0
+    for name, cfg in configs.items():
+        meta = precomputed_meta(name, TASKS[cfg.task])
+        seconds = None if meta is None else estimate_seconds(cfg, meta)
+        if seconds is None:
+            parts.append(f"{name}: no timing yet (a few minutes for thousands of sentences)")
+        else:
+            total += seconds
+            parts.append(f"{name}: ~{_duration(seconds)}")
+    head = f"**{label}** takes about {_duration(total)}" if total else f"**{label}** time unknown"
+    return (
+        f"{head} ({'; '.join(parts)}), scaled from the shipped runs' timings on 2 CPU cores; "
+        "features already extracted are reused, which makes it shorter."
+    )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
 def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, current: set) -> None:
     """The Run button: probes what is not yet computed with these settings (else all again)."""
     to_run = [n for n in configs if n not in current] or list(configs)
     label = "Run again" if len(current) == len(configs) else "Run"
+    st.caption(run_estimate({n: configs[n] for n in to_run}, label))
     if not st.button(label, type="primary", key="probe_run",
                      help="Extract features (cached on disk) and fit the probes with the settings above."):  # fmt: skip
         return
