@@ -20,6 +20,7 @@ from tests.browser import (
     CHROMIUM_ARGS,
     exception_texts,
     streamlit_server,
+    text_overlaps,
     wait_for_app,
 )
 
@@ -81,6 +82,7 @@ def test_home_page(server, page):
     # the default model's provenance card, written once the model has loaded
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
+    assert not text_overlaps(page)
     shoot(page, "home")
 
 
@@ -110,6 +112,7 @@ def test_static_vs_contextual_page(server, page):
     body = page.inner_text("body")
     assert "S3" in body and "bank" in body
     assert not exception_texts(page)
+    assert not text_overlaps(page)
     shoot(page, "static_vs_contextual")
 
 
@@ -120,6 +123,7 @@ def test_fill_mask_page(server, page):
     assert plot_count(page) >= 4  # per mask: top-k bars, layer heatmap, rank line
     assert "mask 2" in page.inner_text("body")
     assert not exception_texts(page)
+    assert not text_overlaps(page)
     shoot(page, "fill_mask")
 
 
@@ -129,6 +133,7 @@ def test_fill_mask_bad_input_is_a_message(server, page):
     type_into(page, "Text", "There is no mask here.")
     assert "[MASK]" in page.inner_text('[data-testid="stAlert"]')
     assert not exception_texts(page)
+    assert not text_overlaps(page)
 
 
 def test_attention_page(server, page):
@@ -141,6 +146,7 @@ def test_attention_page(server, page):
     wait_for_app(page)
     assert plot_count(page) >= 2  # layers x heads grid + the selected head
     assert not exception_texts(page)
+    assert not text_overlaps(page)
     shoot(page, "attention_model_view")
 
 
@@ -167,3 +173,31 @@ def test_probing_page_runs_a_small_probe(server, page):
     assert plot_count(page) >= 2  # layer curves + scalar-mix weights
     assert "precomputed" not in page.inner_text("body").split("Your own data")[0]
     assert not exception_texts(page)
+    assert not text_overlaps(page)
+
+
+def test_sense_map_with_many_senses_reads_cleanly(server, page):
+    # *line* has 17 senses in SemCor: more than any 10-colour palette
+    page.goto(f"{server}/Static_vs_Contextual")
+    wait_for_app(page)
+    page.get_by_text("Sense geometry", exact=True).click()
+    wait_for_app(page)
+    box = page.get_by_label("Lemma (SemCor)", exact=True)
+    box.fill("line")
+    box.press("Enter")
+    wait_for_app(page, timeout_ms=300_000)
+    legend = page.locator(".legendtext").all_inner_texts()
+    assert any(t.startswith("line (n.) 1: ") for t in legend), legend
+    assert not any("%" in t for t in legend)
+    assert not exception_texts(page)
+    assert not text_overlaps(page)
+
+
+def test_attention_heatmap_with_long_tokens_keeps_labels_off_the_title(server, page):
+    page.goto(f"{server}/Attention")
+    wait_for_app(page)
+    type_into(page, "Sentence", "Internationalisation notwithstanding, counterrevolutionaries hesitated.")
+    page.get_by_text("Model view", exact=True).click()
+    wait_for_app(page)
+    assert not exception_texts(page)
+    assert not text_overlaps(page)

@@ -16,6 +16,7 @@ import streamlit as st
 from probing import config
 from probing.errors import ContextLensError
 from probing.models.registry import available_models, entry
+from ui import state
 
 log = logging.getLogger("contextlens.ui")
 
@@ -45,7 +46,8 @@ def model_picker(
     if not config.demo_mode():
         choices = choices + [_CUSTOM]
     if key not in st.session_state:
-        st.session_state[key] = [m for m in (default or [DEFAULT_MODEL]) if m in choices]
+        linked = _linked_models(key, choices, max_models)
+        st.session_state[key] = linked or [m for m in (default or [DEFAULT_MODEL]) if m in choices]
     else:
         # Streamlit drops a widget's value when a page that did not draw it runs; writing it
         # back keeps the choice across pages.
@@ -64,12 +66,28 @@ def model_picker(
     if _CUSTOM in picked:
         custom = st.sidebar.text_input(
             "Hub id or local folder",
-            key=f"{key}_custom",
+            key=state.persist(f"{key}_custom", ""),
             placeholder="google-bert/bert-base-cased or /path/to/model",
         ).strip()
         if custom:
             names.append(custom)
+    if key == "models":
+        state.link("model", names)
     return names
+
+
+def _linked_models(key: str, choices: list[str], max_models: int) -> list[str]:
+    """The permalink's ``model=a,b`` as picker values; a name that is not a choice becomes
+    the "hub id or local folder" entry (outside demo mode only)."""
+    names = state.from_link("model", lambda t: [n.strip() for n in t.split(",") if n.strip()])
+    if key != "models" or not names:
+        return []
+    picked = [n for n in names if n in choices][:max_models]
+    others = [n for n in names if n not in choices]
+    if others and _CUSTOM in choices and len(picked) < max_models:
+        picked.append(_CUSTOM)
+        st.session_state[f"{key}_custom"] = others[0]
+    return picked
 
 
 def _summary(name: str) -> str:

@@ -203,7 +203,7 @@ def model_view_figure(
             zmax=1,
             colorscale=HEATMAP_SCALE,
             hoverinfo="skip",
-            colorbar={"title": {"text": "weight"}, "thickness": 12},
+            colorbar={"title": {"text": "weight", "side": "right"}, "thickness": 12},
         )
     )
     if selected is not None:
@@ -291,7 +291,7 @@ def attention_heatmap_figure(
             zmin=0,
             zmax=1,
             colorscale=HEATMAP_SCALE,
-            colorbar={"title": {"text": "weight"}, "thickness": 12},
+            colorbar={"title": {"text": "weight", "side": "right"}, "thickness": 12},
             **hover,
         )
     )
@@ -305,15 +305,18 @@ def attention_heatmap_figure(
             line={"color": "#d62728", "width": 2},
         )
     side = max(420, min(900, n * ROW_PX + 160))
+    # Tick labels at -60° rise ~sin(60°) × their length above the plot: the top margin grows
+    # with the longest token so that they never run into the subtitle.
+    top = 90 + max(90, round(max((len(t) for t in text), default=0) * 7 * 0.87))
     fig.update_layout(
         title={
             "text": f"Layer {layer}, head {head}"
             f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
             "row = attending token, column = attended token</sup>"
         },
-        height=side + 110,
+        height=side + 110 + top - 180,
         width=side + 120,
-        margin={"l": 110, "r": 20, "t": 180, "b": 20},
+        margin={"l": 110, "r": 20, "t": top, "b": 20},
         xaxis={
             "tickvals": list(range(n)),
             "ticktext": text,

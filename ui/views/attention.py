@@ -40,6 +40,7 @@ from ui.common import (
     provenance_card,
 )
 from ui.jobs import heavy_job
+from ui.state import persist
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
@@ -135,7 +136,10 @@ def head_view(view: AttentionMap, stem: str) -> None:
             st.session_state["attn_focus"] = int(data[0] if isinstance(data, list) else data)
 
     a, b, c = st.columns([1, 3, 2])
-    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_hv_layer")
+    layers = range(1, view.n_layers + 1)
+    layer = a.selectbox(
+        "Layer", layers, key=persist("attn_hv_layer", 1, "layer", int, layers.__contains__)
+    )
     heads = b.multiselect(
         "Heads (one colour each)",
         list(range(view.n_heads)),
@@ -167,8 +171,13 @@ def head_view(view: AttentionMap, stem: str) -> None:
 def model_view(view: AttentionMap, stem: str) -> None:
     """All layers × heads as tiles, and the chosen head large with its tokens."""
     a, b, c = st.columns([1, 1, 2])
-    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_mv_layer")
-    head = b.selectbox("Head", range(view.n_heads), key="attn_mv_head")
+    layers, heads = range(1, view.n_layers + 1), range(view.n_heads)
+    layer = a.selectbox(
+        "Layer", layers, key=persist("attn_mv_layer", 1, "layer", int, layers.__contains__)
+    )
+    head = b.selectbox(
+        "Head", heads, key=persist("attn_mv_head", 0, "head", int, heads.__contains__)
+    )
     with c:
         focus = token_choice("Highlight row", view, "attn_mv_focus")
     grid = model_view_figure(view, selected=(layer, head))
@@ -233,7 +242,10 @@ def attention_model() -> tuple[str, object]:
 def attention_inputs(encoder) -> tuple[str, str | None]:
     """The sentence and, for models that take pairs, an optional second sentence."""
     text = st.text_area(
-        "Sentence", DEFAULT_TEXT, max_chars=config.limits().max_chars, height=80, key="attn_text"
+        "Sentence",
+        max_chars=config.limits().max_chars,
+        height=80,
+        key=persist("attn_text", DEFAULT_TEXT, param="sentence"),
     )
     if not supports_pairs(encoder):
         return text, None

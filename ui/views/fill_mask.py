@@ -19,6 +19,7 @@ from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.models.registry import ENTRIES, entry
 from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
+from ui.state import persist
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -134,8 +135,7 @@ def mask_inputs() -> tuple[str, int, bool]:
     """Text with masks, top-k and the layer-by-layer switch; stops on a text problem."""
     text = st.text_area(
         "Text",
-        value=EXAMPLE,
-        key="fill_mask_text",
+        key=persist("fill_mask_text", EXAMPLE, param="sentence"),
         height=80,
         max_chars=config.limits().max_chars,
         help=f"Up to {DEFAULT_MAX_MASKS} masks. [MASK], [mask] and <mask> all work; each model "

@@ -43,6 +43,7 @@ from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
 from ui.common import friendly_errors, get_encoder, model_picker, page_header
 from ui.jobs import heavy_job
+from ui.state import persist
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 
@@ -222,7 +223,10 @@ def probe_settings(encoders: dict):
     """Task, layers, training-sentence cap and dev/test size; stops when no layer is picked."""
     a, b, c = st.columns([2, 3, 2])
     task_name = a.selectbox(
-        "Task", list(TASKS), format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
+        "Task",
+        list(TASKS),
+        format_func=lambda t: TASK_LABELS.get(t, t),
+        key=persist("probe_task", next(iter(TASKS)), "task", valid=TASKS.__contains__),
     )
     task = TASKS[task_name]
     a.caption(TASK_NOTES.get(task.name, task.description))

@@ -46,6 +46,7 @@ from probing.figures.contextual import (
 )
 from ui.common import friendly_errors, get_encoder, load_model, model_picker, page_header
 from ui.jobs import heavy_job
+from ui.state import persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
 She opened a bank account to save money.
@@ -167,12 +168,11 @@ def occurrence_inputs() -> tuple[str, str, list[int]]:
     left, right = st.columns([3, 1])
     text = left.text_area(
         "Sentences, one per line",
-        DEFAULT_TEXT,
         height=130,
         max_chars=config.limits().max_chars,
-        key="sc_text",
+        key=persist("sc_text", DEFAULT_TEXT, param="sentence"),
     )
-    target = right.text_input("Target word", "bank", key="sc_target",
+    target = right.text_input("Target word", key=persist("sc_target", "bank"),
                               help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
     found = None
     with friendly_errors("Finding the occurrences"):
@@ -299,9 +299,9 @@ def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
 def sense_inputs() -> tuple[str, str, str, int, str]:
     """Lemma, part of speech, map method, occurrence cap and the user's own sentences."""
     a, b, c, d = st.columns([2, 1, 1, 1])
-    lemma = a.text_input("Lemma (SemCor)", "bank", key="sc_lemma",
+    lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank"),
                          help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
-    pos = b.selectbox("Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key="sc_pos")
+    pos = b.selectbox("Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key=persist("sc_pos", "n"))
     method = c.radio("Map", ["PCA", "UMAP"], horizontal=True, key="sc_method",
                      help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
                           "use per server also compiles it).").lower()  # fmt: skip
