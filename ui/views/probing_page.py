@@ -41,6 +41,7 @@ from probing.figures.probing_page import (
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
+from ui import background
 from ui.common import friendly_errors, get_encoder, model_picker, page_header
 from ui.jobs import heavy_job
 from ui.state import persist
@@ -207,7 +208,7 @@ def picked_encoders() -> dict:
 def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
     """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
     options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
-    chosen = st.session_state.get("probe_layers")
+    chosen = st.session_state[persist("probe_layers", None)]
     if chosen is None or (
         set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
     ):
@@ -235,14 +236,14 @@ def probe_settings(encoders: dict):
     preset_train_size(next(iter(encoders)), task, cap)
     n_train = c.slider(
         "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
-        value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap), key="probe_train",
+        key=persist("probe_train", min(DEFAULT_MAX_TRAIN_SENTENCES, cap)),
         help=f"A fixed seeded sample of the training split (at most {cap:,} here"
         + (" in the shared demo)." if config.demo_mode() else ")."),
     )  # fmt: skip
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
     with st.expander("Evaluation"):
         n_eval = st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
-                                 value=0, step=100, key="probe_eval",
+                                 step=100, key=persist("probe_eval", 0),
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
     if not layers:
         st.info("Pick at least one layer.")
@@ -395,35 +396,52 @@ def _duration(seconds: float) -> str:
 
 
 def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, current: set) -> None:
-    """The Run button: probes what is not yet computed with these settings (else all again)."""
+    """The Run button: probes what is not yet computed with these settings (else all again).
+
+    The run goes on in the background (:mod:`ui.background`): a change of page does not
+    cancel it, and its progress is shown again on return.
+    """
+    key = background.session_key("probe")
+    ended = background.collect(key)
+    if ended is not None:
+        st.session_state["_probe_error"] = ended.error
+    if (error := st.session_state.get("_probe_error")) is not None:
+        with friendly_errors("Probing"):  # after a failure the error stays in view
+            raise error
     to_run = [n for n in configs if n not in current] or list(configs)
     label = "Run again" if len(current) == len(configs) else "Run"
-    st.caption(run_estimate({n: configs[n] for n in to_run}, label))
-    if not st.button(label, type="primary", key="probe_run",
-                     help="Extract features (cached on disk) and fit the probes with the settings above."):  # fmt: skip
-        return
-    bar = st.progress(0.0, text="Waiting for a free slot…")
+    running = background.get(key)
+    if running is None:
+        st.caption(run_estimate({n: configs[n] for n in to_run}, label))
+    clicked = st.button(label, type="primary", key="probe_run", disabled=running is not None,
+                        help="Extract features (cached on disk) and fit the probes with the settings above."
+                        " The run goes on if you change page.")  # fmt: skip
+    if clicked and running is None:
+        st.session_state["_probe_error"] = None
+        jobs = {n: configs[n] for n in to_run}
+        background.start(key, "Probing", lambda sink: probe_models(encoders, jobs, sink))
+        running = background.get(key)
+    if running is not None:
+        note = "" if clicked else "Your probe run is still going; it goes on if you change page."
+        background.show_progress(key, note)
+
+
+def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[str]:
+    """Probe each model with its settings and store the results (a background thread)."""
     finished = []
-    with friendly_errors("Probing"), heavy_job("Probing"):
-        for i, name in enumerate(to_run):
-            cfg = configs[name]
-            res = probe_run.probe_layers(
-                encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
-                progress=progress_callback(bar, name, i, len(to_run)),
-                max_train_sentences=cfg.max_train_sentences,
-                max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
-            )  # fmt: skip
-            res.meta["command"] = "Probing page: " + ", ".join(
-                f"{k}={v}" for k, v in asdict(cfg).items()
-            )
-            save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
-            shown[name] = res
-            finished.append(name)
-    bar.empty()
-    # Redraw from the stored files so that the notes above say what is now shown; after a
-    # failure stay on this run, so that its error message stays in view.
-    if len(finished) == len(to_run):
-        st.rerun()
+    for i, (name, cfg) in enumerate(configs.items()):
+        res = probe_run.probe_layers(
+            encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
+            progress=progress_callback(sink, name, i, len(configs)),
+            max_train_sentences=cfg.max_train_sentences,
+            max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
+        )  # fmt: skip
+        res.meta["command"] = "Probing page: " + ", ".join(
+            f"{k}={v}" for k, v in asdict(cfg).items()
+        )
+        save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
+        finished.append(name)
+    return finished
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
