@@ -97,3 +97,7 @@ class ModelFolderNotFoundError(UnknownModelError):
 
 class NotACheckpointError(UnknownModelError):
     """A folder that holds neither a transformers checkpoint nor ELMo weights."""
+
+
+class NotOneTokenError(ContextLensError, ValueError):
+    """A word to follow through fill-mask that the model splits into several pieces."""

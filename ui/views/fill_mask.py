@@ -6,6 +6,7 @@ import html
 
 import streamlit as st
 
+import probing.analyses.token_track as token_track
 from probing import config
 from probing.analyses.fill_mask import (
     DEFAULT_MAX_MASKS,
@@ -17,6 +18,7 @@ from probing.analyses.fill_mask import (
 )
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
+from probing.figures.token_track import token_track_figure
 from probing.models.registry import ENTRIES, entry
 from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
 from ui.state import persist
@@ -89,11 +91,12 @@ def render() -> None:
     )
     models = fill_mask_models()
     text, top_k, by_layer = mask_inputs()
+    follow = follow_input() if by_layer else ""
     columns = st.columns(len(models)) if len(models) > 1 else [st.container()]
     for column, name in zip(columns, models, strict=True):
         with column:
             st.subheader(name)
-            show_model(name, text, top_k, by_layer, side_by_side=len(models) > 1)
+            show_model(name, text, top_k, by_layer, side_by_side=len(models) > 1, follow=follow)
     st.caption(
         "Probabilities are over the whole vocabulary, so each mask's top-k sums to at most 100 %. "
         "All masks stay masked in one pass: each guess is made without knowing the others. "
@@ -158,7 +161,9 @@ def mask_inputs() -> tuple[str, int, bool]:
     return text, top_k, by_layer
 
 
-def show_model(name: str, text: str, top_k: int, by_layer: bool, side_by_side: bool) -> None:
+def show_model(
+    name: str, text: str, top_k: int, by_layer: bool, side_by_side: bool, follow: str = ""
+) -> None:
     """One model's predictions: pieces, top-k bars per mask, the layer-by-layer view."""
     encoder = get_encoder(name)
     if encoder is None:  # get_encoder has shown why
@@ -183,6 +188,8 @@ def show_model(name: str, text: str, top_k: int, by_layer: bool, side_by_side: b
             slot.plotly_chart(topk_bar(pred), key=f"bar-{name}-{pred.mask_index}")
         if by_layer:
             layer_by_layer(encoder, name, text, side_by_side)
+        if by_layer and follow:
+            followed_token(encoder, name, text, follow)
     provenance_card(encoder)
 
 
@@ -207,4 +214,31 @@ def layer_by_layer(encoder, name: str, text: str, side_by_side: bool) -> None:
                     mask, layers.layer_names, title=f"{label}: rank of “{mask.final_token}”"
                 ),
                 key=f"rank-{name}-{mask.mask_index}",
+            )
+
+
+def follow_input() -> str:
+    """A token to follow through the layers at every mask ("when does *paris* appear?")."""
+    return st.text_input(
+        "Follow a token across layers",
+        key=persist("fill_mask_follow", ""),
+        placeholder="e.g. paris",
+        help="Its rank and probability at each mask, layer by layer (one word piece).",
+    ).strip()
+
+
+def followed_token(encoder, name: str, text: str, word: str) -> None:
+    """The followed token's rank and probability per layer, one chart per mask."""
+    with friendly_errors("Following the token"):
+        track = token_track.follow_token(encoder, text, word)
+        for m in range(track.rank.shape[0]):
+            top = track.first_layer_in_top(m, 1)
+            st.plotly_chart(
+                token_track_figure(track, m, title=f"mask {m + 1}: “{track.token}” by layer"),
+                key=f"follow-{name}-{m}",
+            )
+            st.caption(
+                f"“{track.token}” at mask {m + 1}: rank {track.rank[m, -1]} and "
+                f"{track.probability[m, -1]:.1%} at the last layer; "
+                + ("never the top guess." if top is None else f"the top guess from layer {top} on.")
             )
