@@ -253,7 +253,23 @@ def model_view_figure(
         },
         plot_bgcolor="white",
     )
+    _tile_targets(fig, n_layers, n_heads, centres, tile_px)
     return fig
+
+
+def _tile_targets(fig: go.Figure, n_layers: int, n_heads: int, centres: list, tile_px: int) -> None:
+    """One invisible, clickable marker over each tile; its customdata is (layer, head), so a
+    click on a tile can open that head (the page listens for point selections)."""
+    layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
+    fig.add_trace(
+        go.Scatter(
+            x=[centres[h] for h in heads.ravel()], y=[centres[layer - 1] for layer in layers.ravel()],
+            mode="markers", showlegend=False,
+            marker={"symbol": "square", "size": max(8, tile_px - 4), "color": "rgba(0,0,0,0.01)"},
+            customdata=np.stack([layers.ravel(), heads.ravel()], axis=1),
+            hovertemplate="layer %{customdata[0]}, head %{customdata[1]}: click to open<extra></extra>",
+        )
+    )  # fmt: skip
 
 
 def block_mean(weights: np.ndarray, side: int) -> np.ndarray:
