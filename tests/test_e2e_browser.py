@@ -198,8 +198,48 @@ def test_sense_map_with_many_senses_reads_cleanly(server, page):
 def test_attention_heatmap_with_long_tokens_keeps_labels_off_the_title(server, page):
     page.goto(f"{server}/Attention")
     wait_for_app(page)
-    type_into(page, "Sentence", "Internationalisation notwithstanding, counterrevolutionaries hesitated.")
+    type_into(
+        page, "Sentence", "Internationalisation notwithstanding, counterrevolutionaries hesitated."
+    )
     page.get_by_text("Model view", exact=True).click()
     wait_for_app(page)
     assert not exception_texts(page)
     assert not text_overlaps(page)
+
+
+def test_model_view_tile_click_opens_that_head(server, page):
+    page.goto(f"{server}/Attention")
+    wait_for_app(page)
+    page.get_by_text("Model view", exact=True).click()
+    wait_for_app(page)
+    # the invisible click target over tile (layer 2, head 3): row-major, 12 heads a layer
+    grid = page.locator(".js-plotly-plot").first
+    grid.locator(".scatterlayer .point").nth(12 + 3).click(force=True)
+    page.wait_for_timeout(500)
+    wait_for_app(page)
+    titles = page.locator(".gtitle").all_inner_texts()
+    assert any(t.startswith("Layer 2, head 3") for t in titles), titles
+    assert not exception_texts(page)
+
+
+def test_head_view_focus_follows_the_mouse_without_a_rerun(server, page):
+    page.goto(f"{server}/Attention")
+    wait_for_app(page)
+    frame = page.frame_locator("iframe").first
+    lines = frame.locator("line")
+    visible = "ls => ls.filter(l => l.style.display !== 'none').length"
+    total = lines.evaluate_all(visible)
+    assert total > 20
+    frame.locator("text[data-side='0']").nth(2).hover()
+    shown = lines.evaluate_all(visible)
+    assert 0 < shown < total
+    ys = lines.evaluate_all(
+        "ls => [...new Set(ls.filter(l => l.style.display !== 'none').map(l => l.getAttribute('y1')))]"
+    )
+    assert len(ys) == 1  # only the hovered token's own lines
+    assert (
+        page.evaluate(
+            "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state')"
+        )
+        != "running"
+    )
