@@ -35,6 +35,14 @@ from probing.analyses.sense_geometry import (
     separability,
     warm_up_umap,
 )
+from probing.analyses.sense_pairs import (
+    semcor_examples,
+    semcor_vocabulary,
+    sense_neighbours,
+    sense_pair_table,
+    short_gloss,
+    split_sense_labels,
+)
 from probing.analyses.static_vectors import StaticVectors, load_static_vectors
 from probing.figures.contextual import (
     by_depth,
@@ -44,6 +52,7 @@ from probing.figures.contextual import (
     separability_figure,
     similarity_by_layer_figure,
 )
+from probing.figures.sense_pairs import sense_pairs_figure
 from ui.common import friendly_errors, get_encoder, load_model, model_picker, page_header
 from ui.jobs import heavy_job
 from ui.state import persist
@@ -73,6 +82,19 @@ def neighbours(
     encoder = load_model(model)
     return nearest_neighbours(comparison(model, text, target, picks), ud_vocabulary(encoder), k=5,
                               exclude=[target.strip()] if skip_target else [])  # fmt: skip
+
+
+SEMCOR_POOL = 3000 if config.demo_mode() else 8000
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def semcor_neighbours(
+    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool
+) -> pd.DataFrame:
+    """Nearest sense-tagged SemCor occurrences (cached per input)."""
+    pool = semcor_vocabulary(load_model(model), SEMCOR_POOL)
+    return sense_neighbours(comparison(model, text, target, picks), pool, k=5,
+                            exclude=[target.strip()] if skip_target else [])  # fmt: skip
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -163,15 +185,27 @@ def picked_encoders() -> dict:
 # -- compare occurrences ---------------------------------------------------------------------
 
 
-def occurrence_inputs() -> tuple[str, str, list[int]]:
-    """Sentences, target word and the picked occurrences; stops the page when unusable."""
+def fill_semcor() -> None:
+    """Button callback: SemCor sentences of the target, labelled with their senses."""
+    with friendly_errors("Finding SemCor sentences"):
+        st.session_state["sc_text"] = semcor_examples(st.session_state.get("sc_target", "bank"))
+
+
+def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
+    """Sentences (their ``| sense`` labels taken off), target word, the picked occurrences
+    and each sentence's sense label; stops the page when unusable."""
     left, right = st.columns([3, 1])
     text = left.text_area(
         "Sentences, one per line",
         height=130,
         max_chars=config.limits().max_chars,
         key=persist("sc_text", DEFAULT_TEXT, param="sentence"),
+        help="End a line with “| label” to say which sense it uses (e.g. “| river”): pairs "
+        "then count as same-sense or different-sense.",
     )
+    left.button("SemCor sentences of the target, with their senses", on_click=fill_semcor,
+                key="sc_semcor", help="Three SemCor sentences for each of its two most frequent noun senses.")  # fmt: skip
+    text, labels = split_sense_labels(text)
     target = right.text_input("Target word", key=persist("sc_target", "bank"),
                               help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
     found = None
@@ -190,18 +224,18 @@ def occurrence_inputs() -> tuple[str, str, list[int]]:
     if len(picks) < 2:
         st.warning("Pick at least two occurrences to compare.")
         st.stop()
-    return text, target, picks
+    return text, target, picks, labels
 
 
 def compare_section(models: list[str]) -> None:
     """Occurrences of one word compared layer by layer, as curves, heatmaps and neighbours."""
-    text, target, picks = occurrence_inputs()
+    text, target, picks, labels = occurrence_inputs()
     comps: list[OccurrenceComparison] = []
     with friendly_errors("Comparing the occurrences"), st.spinner("Encoding…"):
         comps = [comparison(m, text, target, tuple(sorted(picks))) for m in models]
     if not comps:
         st.stop()
-    similarity_curves(comps, target)
+    similarity_curves(comps, target, labels)
     pair_heatmaps(comps)
     neighbours_section(models, text, target, picks)
 
@@ -229,11 +263,23 @@ def static_notes(comps: list[OccurrenceComparison], target: str) -> list[str]:
     return notes
 
 
-def similarity_curves(comps: list[OccurrenceComparison], target: str) -> None:
-    """Cosine between occurrences per layer, every pair or their mean."""
-    show = st.radio("Lines", ["every pair", "mean over pairs"], horizontal=True, key="sc_lines")
-    st.plotly_chart(similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs"),
-                    key="sc_sim_chart")  # fmt: skip
+def similarity_curves(
+    comps: list[OccurrenceComparison], target: str, labels: list[str | None]
+) -> None:
+    """Cosine between occurrences per layer: every pair, their mean, or (where senses are
+    labelled) the mean of same-sense and of different-sense pairs."""
+    tables = [sense_pair_table(c, labels) for c in comps]
+    options = ["every pair", "mean over pairs"]
+    if all(len(t) for t in tables):
+        options.insert(0, "same vs different sense")
+    if st.session_state.get("sc_lines") not in options:
+        st.session_state["sc_lines"] = options[0]
+    show = st.radio("Lines", options, horizontal=True, key="sc_lines")
+    if show == "same vs different sense":
+        fig = sense_pairs_figure(tables)
+    else:
+        fig = similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs")
+    st.plotly_chart(fig, key="sc_sim_chart")
     notes = static_notes(comps, target)
     st.caption(
         "; ".join(notes) + ". A static vector is the same for every occurrence of a word type, so "
@@ -261,28 +307,42 @@ def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
 def neighbours_section(models: list[str], text: str, target: str, picks: list[int]) -> None:
     """Nearest word occurrences of each picked occurrence, per layer and model."""
     st.subheader("Nearest neighbours")
-    st.caption(
-        "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
-        "UD-EWT train (encoded once per model and server). Each word appears once with its "
-        "best cosine; the CSV also has each neighbour's context."
+    a, b, c = st.columns([2, 2, 3])
+    semcor = (
+        c.radio("Among", ["SemCor (sense-tagged)", "UD-EWT"], horizontal=True, key="sc_nn_pool")
+        != "UD-EWT"
     )
-    a, b = st.columns(2)
-    skip_target = b.toggle(f"Leave out *{target.strip()}* itself", value=True, key="sc_nn_skip",
-                           help="Its other occurrences in the corpus would otherwise top every list.")  # fmt: skip
+    st.caption(
+        (f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
+         "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
+         "model and server; the first time takes a minute). Each word and sense appears once "
+         "with its best cosine." if semcor else
+         "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
+         "UD-EWT train (encoded once per model and server). Each word appears once with its "
+         "best cosine.") + " The CSV also has each neighbour's context."
+    )  # fmt: skip
+    skip_target = b.toggle(f"Leave out *{target.strip()}* itself", value=not semcor,
+                           key="sc_nn_skip_semcor" if semcor else "sc_nn_skip",
+                           help="Its other occurrences in the corpus would otherwise top every list; "
+                           "with senses shown they tell which sense each layer sides with.")  # fmt: skip
     if not a.toggle("Show nearest neighbours", value=True, key="sc_nn"):
         return
+    find = semcor_neighbours if semcor else neighbours
     for m in models:
         table = None
         with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
-                st.spinner(f"Encoding the neighbour vocabulary for {m} (once per server)…"):  # fmt: skip
-            table = neighbours(m, text, target, tuple(sorted(picks)), skip_target)
+                st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"):  # fmt: skip
+            table = find(m, text, target, tuple(sorted(picks)), skip_target)
         if table is not None:
             neighbour_table(table, m, several=len(models) > 1)
 
 
 def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
     """Layers × occurrences, each cell the neighbours with their cosines; CSV below."""
-    table = table.assign(cell=table["word"] + " " + table["cosine"].map("{:.2f}".format))
+    cell = table["word"] + " " + table["cosine"].map("{:.2f}".format)
+    if "gloss" in table:  # the neighbour's sense, readably
+        cell += table["gloss"].map(lambda g: f" ({short_gloss(g, 28)})" if g else "")
+    table = table.assign(cell=cell)
     wide = (table.groupby(["layer", "layer_name", "occurrence"], sort=False)["cell"]
             .agg(" · ".join).unstack("occurrence"))  # fmt: skip
     wide.index = [name for _, name in wide.index]
@@ -301,7 +361,9 @@ def sense_inputs() -> tuple[str, str, str, int, str]:
     a, b, c, d = st.columns([2, 1, 1, 1])
     lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank"),
                          help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
-    pos = b.selectbox("Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key=persist("sc_pos", "n"))
+    pos = b.selectbox(
+        "Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key=persist("sc_pos", "n")
+    )
     method = c.radio("Map", ["PCA", "UMAP"], horizontal=True, key="sc_method",
                      help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
                           "use per server also compiles it).").lower()  # fmt: skip
