@@ -1,21 +1,17 @@
-"""ContextLens: the entry point. Streamlit's navigation with "Home" first, then the pages.
+"""ContextLens home page: what each page shows, the model picker, the model's card and what
+the embedded models are (drawn by :mod:`ui.views.home`).
 
-Each page stays a short script in ``pages/`` (page config + one ``render()`` call), so a page
-also runs on its own; here they are listed under the titles and addresses Streamlit's
-``pages/`` folder gave them (``/Static_vs_Contextual``…), so direct links keep working.
+The pages in ``pages/`` are Streamlit's multipage pages. The sidebar's page list is drawn by
+:func:`ui.common.page_header` on every page (Streamlit's own list is turned off in
+``.streamlit/config.toml``), so that it reads "Home" first however a page was reached: a
+direct link to a page runs that page's script, not this one.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import page_files
 from ui.views import home
 
 st.set_page_config(page_title="ContextLens", page_icon="🔎", layout="wide")
-pages = [st.Page(home.render, title="Home", url_path="home", default=True)]
-pages += [
-    st.Page(str(path), title=title, url_path=path.stem.split("_", 1)[-1])
-    for path, title in page_files()
-]
-st.navigation(pages).run()
+home.render()

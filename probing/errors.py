@@ -101,3 +101,32 @@ class NotACheckpointError(UnknownModelError):
 
 class NotOneTokenError(ContextLensError, ValueError):
     """A word to follow through fill-mask that the model splits into several pieces."""
+
+
+class CorruptDataError(ContextLensError):
+    """A data-set file that differs from its checksum manifest (truncated or changed); the
+    message names the file and how to get a good copy."""
+
+
+class ResourceLimitError(ContextLensError, ValueError):
+    """A request larger than this server allows (labels, probe parameters, sizes)."""
+
+
+class JobStoppedError(ContextLensError):
+    """A heavy job stopped by its wall-clock or memory budget, or because its page closed."""
+
+
+class InvalidArgumentError(ContextLensError, ValueError):
+    """An argument out of its range (``--top-k 0``, ``batch_size=-1``, ``--layers 99``…)."""
+
+
+class OutputNotWritableError(ContextLensError):
+    """An output folder that cannot be created or written to (checked before a long run)."""
+
+
+class ResultFileError(ContextLensError):
+    """A stored results file that cannot be read (truncated, not JSON); the message names it."""
+
+
+class ModelFormatError(ModelUnavailableError):
+    """Model files that are malformed or ask for impossible sizes (bad config, header, shapes)."""

@@ -77,8 +77,13 @@ def test_home_page(server, page):
     page.goto(server)
     wait_for_app(page)
     assert page.locator("h1", has_text="ContextLens").first.is_visible()
-    nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
+    nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
     assert [t.strip() for t in nav][:2] == ["Home", "Static vs Contextual"], nav
+    page.goto(f"{server}/Fill_Mask")  # a direct link runs the page's own script
+    wait_for_app(page)
+    nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
+    assert [t.strip() for t in nav][0] == "Home", nav
+    assert "app" not in [t.strip() for t in nav]
     # the default model's provenance card, written once the model has loaded
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
@@ -188,7 +193,7 @@ def test_sense_map_with_many_senses_reads_cleanly(server, page):
     box.fill("line")
     box.press("Enter")
     wait_for_app(page, timeout_ms=300_000)
-    legend = page.locator(".legendtext").all_inner_texts()
+    legend = page.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
     assert any(t.startswith("line (n.) 1: ") for t in legend), legend
     assert not any("%" in t for t in legend)
     assert not exception_texts(page)
@@ -217,7 +222,7 @@ def test_model_view_tile_click_opens_that_head(server, page):
     grid.locator(".scatterlayer .point").nth(12 + 3).click(force=True)
     page.wait_for_timeout(500)
     wait_for_app(page)
-    titles = page.locator(".gtitle").all_inner_texts()
+    titles = page.locator(".gtitle").evaluate_all("els => els.map(e => e.textContent)")
     assert any(t.startswith("Layer 2, head 3") for t in titles), titles
     assert not exception_texts(page)
 
@@ -227,6 +232,7 @@ def test_head_view_focus_follows_the_mouse_without_a_rerun(server, page):
     wait_for_app(page)
     frame = page.frame_locator("iframe").first
     lines = frame.locator("line")
+    lines.first.wait_for(state="attached")
     visible = "ls => ls.filter(l => l.style.display !== 'none').length"
     total = lines.evaluate_all(visible)
     assert total > 20

@@ -5,9 +5,10 @@ goes to another page: a started probe was silently cancelled. Here a run is a da
 in a process-wide registry, keyed per session; the page shows its progress in a fragment
 that refreshes itself every second, and reruns the page once the run has ended.
 
-Runs share :mod:`ui.jobs`'s heavy-job gate (one semaphore per server process), taken by the
-worker thread itself, so a background run counts against the server's capacity like any
-other heavy job.
+Runs share :mod:`ui.jobs`'s heavy-job gate (one semaphore per server process) and its
+budget (:class:`probing.budget.Budget`: time, memory, the browser session still open), taken
+by the worker thread itself, so a background run counts against the server's capacity and
+limits like any other heavy job.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from typing import Any
 
 import streamlit as st
 
+from probing.budget import Budget
+from probing.config import limits
+from probing.errors import JobStoppedError
 from ui import jobs
 
 Report = Callable[[float, str], None]  # (fraction done 0..1, text)
@@ -71,15 +75,20 @@ def session_key(name: str) -> str:
 def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
     """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free."""
     sem, _waiting = jobs._gate()
+    # The job's budget (time, memory, and the browser session still open: a change of page
+    # keeps the session, a closed tab ends it) as for any heavy job.
+    alive, lim = jobs.session_alive(), limits()
     run = Run(label)
 
     def target() -> None:
         try:
             if not sem.acquire(blocking=False):
                 run.report(0.0, f"{label}: waiting for a free slot on this server…")
-                sem.acquire()
+                if not jobs._acquire(sem, alive):
+                    raise JobStoppedError("The server is busy; please try again in a few minutes.")
             try:
-                run.result = work(ProgressSink(run))
+                with Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive):
+                    run.result = work(ProgressSink(run))
             finally:
                 sem.release()
         except BaseException as exc:  # handed to the page, which shows it

@@ -323,7 +323,7 @@ def attention_heatmap_figure(
     side = max(420, min(900, n * ROW_PX + 160))
     # Tick labels at -60° rise ~sin(60°) × their length above the plot: the top margin grows
     # with the longest token so that they never run into the subtitle.
-    top = 90 + max(90, round(max((len(t) for t in text), default=0) * 7 * 0.87))
+    top = 120 + max(60, round(max((len(t) for t in text), default=0) * 8))
     fig.update_layout(
         title={
             "text": f"Layer {layer}, head {head}"

@@ -28,11 +28,11 @@ svg text.on{font-weight:700;fill:#d62728}
 attends to it).</div><svg id="hv"></svg>
 <script>
 const D = __DATA__;
-const n = D.tokens.length, W = 520, left = 150, right = W - 150, row = __ROW__, top = 10;
+const n = D.tokens.length, W = 520, left = 150, right = W - 150, row = __ROW__, pad = 10;
 const svg = document.getElementById('hv');
-svg.setAttribute('width', W); svg.setAttribute('height', top * 2 + n * row);
+svg.setAttribute('width', W); svg.setAttribute('height', pad * 2 + n * row);
 const NS = 'http://www.w3.org/2000/svg';
-const y = (i) => top + i * row + row / 2;
+const y = (i) => pad + i * row + row / 2;
 const lines = [];
 D.lines.forEach(([h, i, j, w]) => {
   const l = document.createElementNS(NS, 'line');

@@ -20,6 +20,7 @@ from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
     ContextLensError,
+    ModelFormatError,
     ModelUnavailableError,
     UnknownModelError,
     UnsafeModelError,
@@ -196,8 +197,9 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
         ModelUnavailableError: a known model whose weights cannot be had offline.
     """
     name = str(name_or_path).strip()
-    if not name:
-        raise UnknownModelError(_unknown_message(name))
+    if not name or len(name) > MAX_NAME_CHARS:
+        shown = name if len(name) <= 60 else f"{name[:40]}… ({len(name):,} characters)"
+        raise UnknownModelError(_unknown_message(shown))
     hf_hub.remembered(name)  # a hub model that failed in this process fails again at once
     key = (name, device)
     with _registry_lock:
@@ -277,6 +279,9 @@ def _resolve(name: str, device: str | None) -> Encoder:
     raise UnknownModelError(_unknown_message(name))
 
 
+MAX_NAME_CHARS = 500  # longer than any folder path or hub id worth trying
+
+
 def _load_folder(path: Path, device: str | None) -> Encoder:
     if (path / "options.json").is_file():
         from probing.encoders.elmo import load_elmo
@@ -285,6 +290,9 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
             path, name=path.name, provenance=f"ELMo weights from {path}.", device=device
         )
     if (path / "config.json").is_file():
+        from probing.models.checkpoint_check import check_folder
+
+        check_folder(path)  # malformed files get a message naming them
         info = ModelInfo(
             name=path.name,
             family="bert",
@@ -335,7 +343,7 @@ def _load_transformers(
     source: str, info: ModelInfo, device: str | None, *, mlm: bool, hub: bool = False
 ) -> Encoder:
     """Load a checkpoint safely: safetensors only, no remote code, eager attention."""
-    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from probing.encoders.bert import TransformersEncoder, needs_prefix_space
@@ -370,26 +378,19 @@ def _load_transformers(
             raise ModelUnavailableError(
                 f"{source} has no fast tokenizer; word alignment needs one."
             )
-        model = None
         if pickle_weights is not None:
             model = hf_hub.model_from_bin(pickle_weights, config, mlm=mlm)
-        elif mlm:
-            try:
-                model = AutoModelForMaskedLM.from_pretrained(
-                    source,
-                    config=config,
-                    use_safetensors=True,
-                    attn_implementation="eager",
-                    **kwargs,
-                )
-            except (ValueError, KeyError):
-                model = None  # architecture without an MLM head: load the bare encoder
-        if model is None and pickle_weights is None:
-            model = AutoModel.from_pretrained(
-                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
-            )
+        else:
+            model = _safetensors_model(source, config, kwargs, mlm=mlm)
     except ContextLensError:
         raise
+    except ValueError as exc:  # unknown model_type, remote code asked for, bad weights
+        if "trust_remote_code" in str(exc):
+            raise UnsafeModelError(
+                f"{source} needs its own Python code to load; ContextLens never runs code "
+                "from a checkpoint."
+            ) from exc
+        raise ModelFormatError(f"{info.name} cannot be loaded: {exc}") from exc
     except OSError as exc:
         if hub and not local_only and hf_hub.is_missing_repo(exc):
             raise hf_hub.not_found(info.name, source) from exc
@@ -405,6 +406,23 @@ def _load_transformers(
             f"be reached. {_HUB_HOWTO}"
         ) from exc
     return TransformersEncoder(model, tokenizer, info, device=device)
+
+
+def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):
+    """The masked-LM model when asked for and the architecture has a head, else the bare
+    encoder; safetensors weights only, eager attention."""
+    from transformers import AutoModel, AutoModelForMaskedLM
+
+    if mlm:
+        try:
+            return AutoModelForMaskedLM.from_pretrained(
+                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+            )
+        except (ValueError, KeyError):
+            pass  # architecture without an MLM head: load the bare encoder
+    return AutoModel.from_pretrained(
+        source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+    )
 
 
 def _load_minilm_mlm(device: str | None) -> Encoder:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 import probing.analyses.token_track as token_track
@@ -20,7 +18,14 @@ from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.figures.token_track import token_track_figure
 from probing.models.registry import ENTRIES, entry
-from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    md_text,
+    model_picker,
+    page_header,
+    provenance_card,
+)
 from ui.state import persist
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
@@ -175,7 +180,7 @@ def show_model(
     with friendly_errors("Fill-mask"):
         masked = prepare(encoder, text)
         pieces = " ".join(
-            f"**{html.escape(p)}**" if i in masked.mask_positions else html.escape(p)
+            f"**{md_text(p)}**" if i in masked.mask_positions else md_text(p)
             for i, p in enumerate(masked.pieces)
         )
         st.caption(f"What the model reads: {pieces}")

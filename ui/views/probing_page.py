@@ -27,6 +27,7 @@ from probing.datasets.upload import (
     TEST_EVERY,
     read_conllu_upload,
 )
+from probing.errors import ResultFileError
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes
 from probing.figures.probing_page import (
@@ -42,7 +43,7 @@ from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
 from ui import background
-from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
 from ui.state import persist
 
@@ -84,7 +85,17 @@ def load_results(path: str, mtime_ns: int) -> ProbeResults:
 
 
 def read_results(path: Path) -> ProbeResults | None:
-    return load_results(str(path), path.stat().st_mtime_ns) if path.is_file() else None
+    """The results in ``path`` (None when there are none); a damaged file is named in a
+    warning and skipped, so that the other models' results still show."""
+    if not path.is_file():
+        return None
+    try:
+        return load_results(str(path), path.stat().st_mtime_ns)
+    except Exception as exc:  # truncated or hand-edited JSON: say which file, show the rest
+        err = ResultFileError(f"{path.name} cannot be read ({type(exc).__name__}: {exc}).")
+        st.warning(f"Skipped a damaged results file: {md_text(user_message(err))} "
+                   "Press Run to compute these results again.")  # fmt: skip
+        return None
 
 
 def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: str) -> None:
@@ -106,6 +117,13 @@ def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: s
                                 icon=":material/download:")  # fmt: skip
         cols[3].caption("PNG export needs a Chrome or Chromium for kaleido and none was found "
                         "here, so the figure downloads as interactive HTML instead.")  # fmt: skip
+
+
+def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
+    """``n`` when it is a preset (or there are none), else the largest preset below it."""
+    if not presets or n in presets:
+        return n
+    return max([p for p in presets if p <= n] or [presets[0]])
 
 
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
@@ -233,22 +251,41 @@ def probe_settings(encoders: dict):
     a.caption(TASK_NOTES.get(task.name, task.description))
     layers = layer_choice(encoders, b)
     cap = config.limits().max_probe_train_sentences
-    preset_train_size(next(iter(encoders)), task, cap)
-    n_train = c.slider(
-        "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
-        key=persist("probe_train", min(DEFAULT_MAX_TRAIN_SENTENCES, cap)),
-        help=f"A fixed seeded sample of the training split (at most {cap:,} here"
-        + (" in the shared demo)." if config.demo_mode() else ")."),
-    )  # fmt: skip
-    n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
+    presets = config.limits().train_sizes
+    preset_train_size(next(iter(encoders)), task, cap, presets)
+    n_train = train_size_widget(c, cap, presets)
     with st.expander("Evaluation"):
-        n_eval = st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
+        eval_presets = config.limits().eval_sizes
+        n_eval = st.selectbox(
+            "Dev and test sentences (0 = all)", list(eval_presets),
+            key=persist("probe_eval", list(eval_presets)[0], valid=list(eval_presets).__contains__),
+            help="Fewer makes runs faster and the intervals wider.",
+        ) if eval_presets else st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
                                  step=100, key=persist("probe_eval", 0),
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
     if not layers:
         st.info("Pick at least one layer.")
         st.stop()
     return task, layers, n_train, n_eval
+
+
+def train_size_widget(column, cap: int, presets) -> int:
+    """The training-sentence cap: preset sizes in the shared demo, a slider elsewhere."""
+    default = min(DEFAULT_MAX_TRAIN_SENTENCES, cap)
+    if presets:
+        n_train = column.select_slider(
+            "Training sentences", options=list(presets),
+            key=persist("probe_train", snap_to_preset(default, presets), valid=list(presets).__contains__),
+            help="A fixed seeded sample of the training split (the shared demo offers these sizes only).",
+        )  # fmt: skip
+    else:
+        n_train = column.slider(
+            "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
+            key=persist("probe_train", default, valid=lambda v: MIN_TRAIN <= v <= cap),
+            help=f"A fixed seeded sample of the training split (at most {cap:,} here).",
+        )  # fmt: skip
+    n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
+    return snap_to_preset(n_train, presets)  # a value set around the widget
 
 
 def precomputed_meta(name: str, task) -> dict | None:
@@ -270,7 +307,7 @@ def trains_like(meta: dict, max_train_sentences: int | None) -> bool:
     )
 
 
-def preset_train_size(name: str, task, cap: int) -> None:
+def preset_train_size(name: str, task, cap: int, presets=None) -> None:
     """On a change of task, start the slider where that task's shipped run was made, so that
     the shipped results are shown as current (SemCor runs used the whole training split)."""
     seen = st.session_state.get("_probe_task_seen")
@@ -283,7 +320,7 @@ def preset_train_size(name: str, task, cap: int) -> None:
     size = meta.get("max_train_sentences") or meta.get("n_train_sentences")
     if size:
         size = MIN_TRAIN + math.ceil((int(size) - MIN_TRAIN) / 10) * 10  # on the slider's steps
-        st.session_state["probe_train"] = max(MIN_TRAIN, min(cap, size))
+        st.session_state["probe_train"] = snap_to_preset(max(MIN_TRAIN, min(cap, size)), presets)
 
 
 def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> RunConfig:
@@ -472,13 +509,13 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
     if not sentences:
         return
     n_test = len(sentences) // TEST_EVERY
-    st.markdown(f"**{upload.name}**: {len(sentences):,} sentences, "
+    st.markdown(f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
                 f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
                 f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
     digest = hashlib.sha256(data).hexdigest()[:16]
     key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
     done: dict = st.session_state.setdefault("probe_upload_results", {})
-    if st.button(f"Probe UPOS on {upload.name}", key="probe_upload_run", type="primary"):
+    if st.button(f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"):
         bar = st.progress(0.0, text="Waiting for a free slot…")
         with friendly_errors("Probing the upload"), heavy_job("Probing"):
             runs = []
