@@ -178,8 +178,12 @@ def sense_neighbours(
     """
     skip = {w.casefold() for w in exclude}
     rows = []
-    for layer in range(comp.layers.shape[0]):
-        sims = unit_rows(comp.layers[layer]) @ pool.layers[layer].T  # (n_occ, n_pool)
+    spaces = [("static", "static", comp.static, pool.static)] + [
+        (str(k_), comp.layer_names[k_], comp.layers[k_], pool.layers[k_])
+        for k_ in range(comp.layers.shape[0])
+    ]  # the same layer keys as nearest_neighbours
+    for layer, name, queries, cands in spaces:
+        sims = unit_rows(queries) @ cands.T  # (n_occ, n_pool)
         for o, row in enumerate(sims):
             seen: set[tuple[str, str]] = set()
             for j in np.argsort(-row, kind="stable"):
@@ -187,7 +191,7 @@ def sense_neighbours(
                 if ident[0] in skip or ident in seen:
                     continue
                 seen.add(ident)
-                rows.append((pool.model, layer, comp.layer_names[layer], comp.labels[o], len(seen),
+                rows.append((pool.model, layer, name, comp.labels[o], len(seen),
                              pool.words[j], pool.senses[j], pool.glosses[j], float(row[j]),
                              pool.contexts[j]))  # fmt: skip
                 if len(seen) >= k:
