@@ -174,8 +174,9 @@ def test_probing_page_runs_a_small_probe(server, page):
     # "Run again" while the precomputed settings hold, "Run" once they differ
     page.get_by_role("button", name=re.compile(r"^Run( again)?$")).click()
     # the run goes on in the background; its bar refreshes until it ends and the page redraws
-    page.wait_for_timeout(1500)
-    page.wait_for_selector('[data-testid="stProgress"]', state="detached", timeout=300_000)
+    page.get_by_text("run in this app with these settings", exact=False).first.wait_for(
+        timeout=300_000
+    )
     wait_for_app(page, timeout_ms=300_000)
     assert plot_count(page) >= 2  # layer curves + scalar-mix weights
     assert "precomputed" not in page.inner_text("body").split("Your own data")[0]
@@ -219,11 +220,16 @@ def test_model_view_tile_click_opens_that_head(server, page):
     wait_for_app(page)
     # the invisible click target over tile (layer 2, head 3): row-major, 12 heads a layer
     grid = page.locator(".js-plotly-plot").first
-    grid.locator(".scatterlayer .point").nth(12 + 3).click(force=True)
+    tile = grid.locator(".scatterlayer .point").nth(12 + 3)
+    tile.hover(force=True)
+    label = page.locator(".hovertext").first.text_content()  # "layer L, head H: click to open"
+    layer, head = re.search(r"layer (\d+), head (\d+)", label).groups()
+    tile.click(force=True)
     page.wait_for_timeout(500)
     wait_for_app(page)
     titles = page.locator(".gtitle").evaluate_all("els => els.map(e => e.textContent)")
-    assert any(t.startswith("Layer 2, head 3") for t in titles), titles
+    assert any(t.startswith(f"Layer {layer}, head {head}") for t in titles), (label, titles)
+    assert (layer, head) != ("1", "0")  # not the default: the click opened it
     assert not exception_texts(page)
 
 
