@@ -179,13 +179,16 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     )
 
 
-def open_tile(k: str = "") -> None:
-    """A click on a model-view tile opens that head below (runs before the rerun)."""
+def open_tile(k: str, n_heads: int) -> None:
+    """A click on a model-view tile opens that head below (runs before the rerun). The tile
+    is found from the clicked marker's index (row-major: layer by layer, head by head)."""
     points = st.session_state[f"attn_model_chart{k}"].selection.points
-    data = points[0].get("customdata") if points else None
-    if data is not None and len(data) == 2:
-        layer, head = map(int, data)
-        st.session_state[f"attn_mv_layer{k}"], st.session_state[f"attn_mv_head{k}"] = layer, head
+    point = points[0] if points else {}
+    index = point.get("point_index", point.get("point_number"))
+    if index is None or point.get("curve_number", 1) != 1:
+        return
+    layer, head = int(index) // n_heads + 1, int(index) % n_heads
+    st.session_state[f"attn_mv_layer{k}"], st.session_state[f"attn_mv_head{k}"] = layer, head
 
 
 def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
@@ -206,7 +209,7 @@ def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
         focus = token_choice("Highlight row", view, f"attn_mv_focus{k}")
     grid = model_view_figure(view, selected=(layer, head))
     st.plotly_chart(grid, key=f"attn_model_chart{k}", width="content", config={"displayModeBar": False},
-                    on_select=lambda: open_tile(k), selection_mode="points")  # fmt: skip
+                    on_select=lambda: open_tile(k, view.n_heads), selection_mode="points")  # fmt: skip
     downloads(grid, f"{stem}_model_view", f"dl_mv{k}", lambda: attention_frame(view))
     big = attention_heatmap_figure(view, layer, head, focus=focus)
     st.plotly_chart(big, key=f"attn_head_heatmap{k}", width="content")
