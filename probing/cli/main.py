@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
+    "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
 }

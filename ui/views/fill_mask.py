@@ -27,6 +27,7 @@ from ui.common import (
     provenance_card,
 )
 from ui.state import persist
+from ui.views import mlm_corruption
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -107,6 +108,7 @@ def render() -> None:
         "All masks stay masked in one pass: each guess is made without knowing the others. "
         "“##ing” marks a piece that continues a word."
     )
+    mlm_corruption.render(models)  # the 80/10/10 recipe (ui.views.mlm_corruption)
 
 
 def fill_mask_models() -> list[str]:

@@ -46,8 +46,12 @@ from ui import background
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
 from ui.state import persist
+from ui.views import probing_sweep
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
+
+# Sentence tasks (genre) run from the CLI and the Course Notes page, not from this page.
+WORD_TASKS = [t for t in TASKS if TASKS[t].kind != "sentence"]
 
 TASK_LABELS = {
     "pos": "UPOS · UD-EWT",
@@ -208,6 +212,8 @@ def render() -> None:
         with friendly_errors("Drawing the results"):
             show_results(runs, stem, "probe")
     st.divider()
+    probing_sweep.render(show_results, friendly_errors)
+    st.divider()
     upload_section(encoders, configs, layers, n_train)
 
 
@@ -243,9 +249,9 @@ def probe_settings(encoders: dict):
     a, b, c = st.columns([2, 3, 2])
     task_name = a.selectbox(
         "Task",
-        list(TASKS),
+        WORD_TASKS,
         format_func=lambda t: TASK_LABELS.get(t, t),
-        key=persist("probe_task", next(iter(TASKS)), "task", valid=TASKS.__contains__),
+        key=persist("probe_task", WORD_TASKS[0], "task", valid=WORD_TASKS.__contains__),
     )
     task = TASKS[task_name]
     a.caption(TASK_NOTES.get(task.name, task.description))
