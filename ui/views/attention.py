@@ -51,8 +51,6 @@ CORPUS = ("ud-ewt", "dev")
 # The model's piece limit rejects long inputs (InputTooLongError); these caps only stop a
 # pasted book from being tokenised, and keep the shared demo's corpus runs short.
 
-MAX_CORPUS_SENTENCES = 200 if config.demo_mode() else 2000
-
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def piece_attention(model: str, text: str, text_b: str | None) -> AttentionMap:
@@ -368,7 +366,7 @@ def corpus_stats(encoder, name: str, k: str = ""):
         st.number_input(
             "Sentences",
             min_value=10,
-            max_value=MAX_CORPUS_SENTENCES,
+            max_value=config.limits().max_attention_corpus_sentences,
             value=100,
             step=50,
             key=f"attn_n{k}",

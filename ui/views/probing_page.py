@@ -479,9 +479,7 @@ def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[st
             max_train_sentences=cfg.max_train_sentences,
             max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
         )  # fmt: skip
-        res.meta["command"] = "Probing page: " + ", ".join(
-            f"{k}={v}" for k, v in asdict(cfg).items()
-        )
+        res.meta.command = "Probing page: " + ", ".join(f"{k}={v}" for k, v in asdict(cfg).items())
         save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
         finished.append(name)
     return finished
