@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from probing.analyses import fill_mask as fm
-from probing.errors import EmptyInputError, NoMLMHeadError, NotOneTokenError
+from probing.errors import EmptyInputError, NotOneTokenError
 
 
 @dataclass(frozen=True)
@@ -73,22 +73,13 @@ def follow_token(
         as :func:`probing.analyses.fill_mask.fill_mask_by_layer` and :func:`token_piece`.
     """
     piece, token_id = token_piece(encoder, word)
-    mlm = fm._mlm_of(encoder)
-    masked = fm.prepare(encoder, text, max_masks)
-    out = mlm(**fm._forward_inputs(encoder, masked), output_hidden_states=True)
-    pos = masked.mask_positions
-    hidden = torch.stack([h[0, pos] for h in out.hidden_states])  # (L+1, n_masks, dim)
-    try:
-        logits = fm.mlm_head_logits(mlm, hidden).float()  # (L+1, n_masks, vocab)
-    except (TypeError, RuntimeError, AttributeError) as exc:
-        raise NoMLMHeadError(
-            f"The MLM head of {type(mlm).__name__} cannot be applied layer by layer: {exc}"
-        ) from exc
-    logits[-1] = out.logits[0, pos].float()  # the model's own output, as fill_mask reports it
+    mlm = fm._masked_lm(encoder)
+    masked = fm.prepare(mlm, text, max_masks)
+    logits = mlm.mask_logits_by_layer(masked.tokenized).float()  # (L+1, n_masks, vocab)
     probs = torch.softmax(logits, dim=-1)
     p = probs[..., token_id]  # (L+1, n_masks)
     rank = (probs > p[..., None]).sum(-1) + 1
-    n_rows = len(out.hidden_states)
+    n_rows = logits.shape[0]
     names = tuple(getattr(encoder.info, "layer_names", ()) or ())
     if len(names) != n_rows:
         names = ("embeddings",) + tuple(f"layer {i}" for i in range(1, n_rows))
