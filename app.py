@@ -1,58 +1,17 @@
 """ContextLens home page: what each page shows, the model picker, the model's card and what
-the embedded models are.
+the embedded models are (drawn by :mod:`ui.views.home`).
 
-The pages in ``pages/`` are Streamlit's multipage pages. (``st.navigation`` could rename this
-page "Home" in the sidebar, but Streamlit then still serves a direct link to a page through
-``pages/`` with the default navigation, so the sidebar would differ between visits.)
+The pages in ``pages/`` are Streamlit's multipage pages. The sidebar's page list is drawn by
+:func:`ui.common.page_header` on every page (Streamlit's own list is turned off in
+``.streamlit/config.toml``), so that it reads "Home" first however a page was reached: a
+direct link to a page runs that page's script, not this one.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from probing.models.registry import ENTRIES
-from ui.common import (
-    get_encoder,
-    list_pages,
-    model_picker,
-    page_header,
-    provenance_card,
-)
-
-INTRO = """
-A **static** embedding gives *bank* one vector whatever the sentence; a **contextual** encoder
-gives every occurrence its own vector, layer by layer. ContextLens lets you look, page by page:
-"""
-OUTRO = """
-Pick a model in the sidebar; every page uses the same choice. The embedded defaults work
-offline; real checkpoints load by Hugging Face hub id or from a local folder.
-"""
-
+from ui.views import home
 
 st.set_page_config(page_title="ContextLens", page_icon="🔎", layout="wide")
-page_header("ContextLens", "See how ELMo and BERT-family encoders represent words in context.")
-st.markdown(INTRO)
-for title, blurb in list_pages():
-    st.markdown(f"- **{title}** — {blurb}")
-st.markdown(OUTRO)
-names = model_picker()
-if not names:
-    st.info("Pick a model in the sidebar.")
-for name in names:
-    encoder = get_encoder(name)
-    if encoder is not None:
-        provenance_card(encoder)
-
-others = [e for e in ENTRIES.values() if e.embedded and e.name not in names]
-if others:
-    st.subheader("Also shipped with ContextLens")
-    st.caption(
-        "The embedded models work offline. Two were trained here, by ContextLens's own code, "
-        "on a few million words: they show the methods, not what large pretrained models know."
-    )
-    for col, e in zip(st.columns(len(others)), others, strict=True):
-        with col.container(border=True):
-            st.markdown(f"**{e.name}**")
-            st.caption(e.provenance)
-            if e.how_to_get_real:
-                st.caption(f"The real thing: {e.how_to_get_real}")
+home.render()

@@ -83,6 +83,26 @@ class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
 
 
+class NotCachedOfflineError(ModelUnavailableError):
+    """A hub model that is not in the local Hugging Face cache while the hub is unreachable."""
+
+
+class HubModelNotFoundError(ModelUnavailableError, UnknownModelError):
+    """A hub id that the (reachable) Hugging Face hub does not know."""
+
+
+class ModelFolderNotFoundError(UnknownModelError):
+    """A model given as a folder path that does not exist."""
+
+
+class NotACheckpointError(UnknownModelError):
+    """A folder that holds neither a transformers checkpoint nor ELMo weights."""
+
+
+class NotOneTokenError(ContextLensError, ValueError):
+    """A word to follow through fill-mask that the model splits into several pieces."""
+
+
 class CorruptDataError(ContextLensError):
     """A data-set file that differs from its checksum manifest (truncated or changed); the
     message names the file and how to get a good copy."""

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> 
     """Start ``streamlit run app.py`` on 127.0.0.1 and yield its base URL."""
     port = free_port()
     full_env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1", **(env or {})}
-    log = open(REPO / f".streamlit-e2e-{port}.log", "w")  # noqa: SIM115 - closed below
+    log = open(Path(tempfile.gettempdir()) / f"streamlit-e2e-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -113,3 +114,46 @@ def exception_texts(page) -> list[str]:
     if "Traceback (most recent call last)" in body:
         boxes.append("traceback text in page")
     return boxes
+
+
+# Text of a plotly figure that must not overlap: titles, subplot titles and annotations,
+# legend entries, axis titles and tick labels (heatmap cell texts are inside the plot area
+# by design and are not checked).
+OVERLAP_JS = """() => {
+    const sel = ['.gtitle', '.g-xtitle text', '.g-ytitle text', '.xtick text', '.ytick text',
+                 '.legendtext', '.annotation-text', '.cbtitle text', '.cbaxis text'];
+    const out = [];
+    document.querySelectorAll('.js-plotly-plot').forEach((plot, p) => {
+        const items = [];
+        sel.forEach((s) => plot.querySelectorAll(s).forEach((el) => {
+            const r = el.getBoundingClientRect();
+            const text = (el.textContent || '').trim();
+            if (r.width > 0 && r.height > 0 && text) items.push({s, text, r});
+        }));
+        const shrink = 1;  // a pixel of anti-aliasing is no overlap
+        for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
+            // neighbouring tick labels of one axis are plotly's to space (it rotates them);
+            // their axis-aligned boxes overlap when rotated although the text does not
+            if (items[i].s === items[j].s && items[i].s.endsWith('tick text')) continue;
+            const a = items[i].r, b = items[j].r;
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > shrink && h > shrink) out.push(
+                `plot ${p}: ${items[i].s} "${items[i].text}" overlaps ${items[j].s} "${items[j].text}"`);
+        }
+        // labels written inside the plot must not sit on the data's markers either
+        const points = Array.from(plot.querySelectorAll('.scatterlayer .point'))
+            .map((el) => el.getBoundingClientRect()).filter((r) => r.width > 0);
+        items.filter((it) => it.s === '.annotation-text').forEach((it) => {
+            if (points.some((b) => Math.min(it.r.right, b.right) - Math.max(it.r.left, b.left) > 1
+                    && Math.min(it.r.bottom, b.bottom) - Math.max(it.r.top, b.top) > 1))
+                out.push(`plot ${p}: annotation "${it.text}" sits on a data marker`);
+        });
+    });
+    return out;
+}"""
+
+
+def text_overlaps(page) -> list[str]:
+    """Pairs of text elements of the page's plotly figures whose boxes overlap."""
+    return page.evaluate(OVERLAP_JS)

@@ -128,6 +128,9 @@ def test_head_less_model_next_to_one_with_a_head(tiny_folder):
     at = _page(["elmo-mini", CUSTOM], tiny_folder).run()
     assert not at.exception, at.exception
     assert any("elmo-mini** has no masked-language-model head" in i.value for i in at.info)
+    # ELMo is not the encoder under minilm-l6-mlm: the page must not call it "the same"
+    info = " ".join(i.value for i in at.info)
+    assert "ELMo is a pair of language models" in info and "same embedded encoder" not in info
     assert [s.value for s in at.subheader] == [tiny_folder]
     assert len(_charts(at)) == 6
 
@@ -153,3 +156,21 @@ def test_sidebar_choice_made_on_the_home_page_carries_over():
     assert not at.exception, at.exception
     assert at.sidebar.multiselect[0].value == ["minilm-l6"]
     assert "minilm-l6** has no masked-language-model head" in at.info[0].value
+
+
+def test_one_fill_mask_model_offline_says_how_to_get_a_second():
+    at = _page(["minilm-l6-mlm"]).run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "offline, only minilm-l6-mlm ships with a head" in captions
+    assert "bert-base-uncased" in captions and "Hugging Face cache" in captions
+
+
+def test_fill_mask_model_already_picked_is_not_asked_for_again():
+    # "select all" in the picker keeps the first two: minilm-l6 and minilm-l6-mlm
+    at = _page(["minilm-l6", "minilm-l6-mlm"]).run()
+    assert not at.exception, at.exception
+    (info,) = at.info
+    assert "Pick it" not in info.value and "Shown: minilm-l6-mlm" in info.value
+    assert not at.button
+    assert [s.value for s in at.subheader] == ["minilm-l6-mlm"]

@@ -65,6 +65,15 @@ def run_button(at: AppTest):
     return at.button(key="probe_run")
 
 
+def finish(at: AppTest) -> AppTest:
+    """Wait for the page's background probe runs to end, then redraw the page."""
+    from ui import background
+
+    for run in list(background._runs().values()):
+        run.thread.join(600)
+    return at.run()
+
+
 def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_computation):
     assert PRECOMPUTED.is_file()
     at = page().run()  # the model is loaded already (fixture), as after the home page
@@ -78,10 +87,29 @@ def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_co
     notes = text(at)
     assert "precomputed results" in notes and "python -m probing probe --model minilm-l6" in notes
     assert run_button(at).label == "Run again"
+    # the cost is said before the button is pressed (the shipped run: 111 s + 87 s)
+    estimate = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
+    assert "3.3 min" in estimate, estimate
     assert len(charts(at)) == 2  # the curve and the scalar-mix weights
     assert at.multiselect(key="probe_layers").value == list(range(7))
     table = at.dataframe[0].value
     assert list(table["layer"]) == list(range(7))
+
+
+@pytest.mark.parametrize("task", ["supersense", "wsd"])
+def test_semcor_precomputed_runs_match_the_settings_they_open_with(minilm, no_computation, task):
+    # The shipped SemCor runs used the whole training split (15,947 sentences); choosing the
+    # task starts the slider there, and a cap above the split's size counts as "all".
+    at = page().run()
+    at.selectbox(key="probe_task").set_value(task).run()
+    assert not at.exception, at.exception
+    notes = text(at)
+    assert "other settings" not in notes, notes
+    assert f"minilm-l6__semcor__{task}.json`), made with" in notes
+    assert at.slider(key="probe_train").value >= 15_947
+    assert run_button(at).label == "Run again"
+    at.slider(key="probe_train").set_value(1000).run()
+    assert "other settings" in text(at) and run_button(at).label == "Run"
 
 
 def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):
@@ -91,21 +119,22 @@ def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):
     assert not at.exception and not at.error
     (curve,) = charts(at)  # no scalar mix for WSD
     assert curve["layout"]["yaxis"]["title"]["text"] == "F1"
-    assert any("WordNet first sense" in a["text"] for a in curve["layout"]["annotations"])
+    # baselines are named in the legend (a label on the line sat on the curves)
+    assert any("WordNet first sense" in t.get("name", "") for t in curve["data"])
     assert "control" not in at.dataframe[0].value.columns
 
 
 def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypatch):
-    from streamlit.delta_generator import DeltaGenerator
+    from ui.background import Run
 
     texts: list[str] = []
-    real_progress = DeltaGenerator.progress
+    real_report = Run.report
 
-    def spy(self, value, text=None, **kwargs):  # noqa: ANN001, ANN202 - records the bar's text
+    def spy(self, value, text=""):  # noqa: ANN001, ANN202 - records the bar's text
         texts.append(text or "")
-        return real_progress(self, value, text=text, **kwargs)
+        return real_report(self, value, text)
 
-    monkeypatch.setattr(DeltaGenerator, "progress", spy)
+    monkeypatch.setattr(Run, "report", spy)
     at = page().run()
     at.slider(key="probe_train").set_value(60)
     at.multiselect(key="probe_layers").set_value([0, 2])
@@ -113,6 +142,7 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     at.run()
     assert run_button(at).label == "Run"  # the precomputed run had other settings
     run_button(at).click().run()
+    finish(at)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     # one bar: extraction (train, dev, test) first, then fitting
@@ -194,6 +224,7 @@ def test_missing_data_folder_says_how_to_get_it(minilm, tmp_path, monkeypatch):
     at = page().run()
     assert not at.error  # the precomputed results need no data
     run_button(at).click().run()
+    finish(at)
     assert not at.exception
     assert len(at.error) == 1
     message = at.error[0].value
@@ -270,7 +301,8 @@ def test_wsd_figure_has_f1_and_first_sense_and_no_mix():
     wsd = fake_results("m", 6, task="wsd")
     fig = probing_figure([wsd]).to_plotly_json()
     assert fig["layout"]["yaxis"]["title"]["text"] == "F1"
-    assert any("WordNet first sense" in a["text"] for a in fig["layout"]["annotations"])
+    assert any("WordNet first sense" in t.get("name", "") for t in fig["data"])
+    assert not any("WordNet" in a["text"] for a in fig["layout"].get("annotations", []))
     assert mix_weights_figure([wsd]) is None
 
 
@@ -285,3 +317,37 @@ def test_downloads_round_trip(tmp_path):
     assert [d["model"] for d in json.loads(results_json([one, two]))] == ["a", "b"]
     csv = pd.read_csv(io.StringIO(results_csv([one, two])))
     assert list(csv.columns) == COLUMNS and set(csv["model"]) == {"a", "b"}
+
+
+def test_a_started_run_goes_on_across_page_changes_with_its_progress(minilm, monkeypatch):
+    import threading
+
+    import probing.probes.run as probe_run
+
+    go = threading.Event()
+    real = probe_run.probe_layers
+
+    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real run, once released
+        kwargs["progress"]("extract train", 0, 60)
+        assert go.wait(300)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(probe_run, "probe_layers", held)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/4_Probing.py").run()
+    at.slider(key="probe_train").set_value(60)
+    at.multiselect(key="probe_layers").set_value([0, 1])
+    at.number_input(key="probe_eval").set_value(20)
+    at.run()
+    run_button(at).click().run()
+    assert at.get("progress"), "the run's progress is shown"
+    at.switch_page("pages/2_Fill_Mask.py").run()  # used to cancel the run
+    at.switch_page("pages/4_Probing.py").run()
+    assert not at.exception, at.exception
+    assert at.get("progress") and run_button(at).disabled
+    assert any("still going" in c.value for c in at.caption)
+    go.set()
+    finish(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "run in this app with these settings (60 training sentences" in text(at)
+    assert not at.get("progress") and not run_button(at).disabled

@@ -71,4 +71,4 @@ def test_model_that_fails_to_load_is_one_message(tmp_path):
     at.sidebar.multiselect[0].set_value(["Other (hub id or local folder)…"]).run()
     at.sidebar.text_input[0].input(str(broken)).run()
     assert not at.exception
-    assert any("Could not load" in e.value for e in at.error)
+    assert len(at.error) == 1 and "has a config but no weights" in at.error[0].value

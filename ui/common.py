@@ -17,6 +17,7 @@ from probing.encoders.base import Encoder
 from probing.errors import ContextLensError
 from probing.models.registry import available_models, entry
 from probing.redact import redact_paths
+from ui import state
 
 log = logging.getLogger("contextlens.ui")
 
@@ -46,7 +47,8 @@ def model_picker(
     if not config.demo_mode():
         choices = choices + [_CUSTOM]
     if key not in st.session_state:
-        st.session_state[key] = [m for m in (default or [DEFAULT_MODEL]) if m in choices]
+        linked = _linked_models(key, choices, max_models)
+        st.session_state[key] = linked or [m for m in (default or [DEFAULT_MODEL]) if m in choices]
     else:
         # Streamlit drops a widget's value when a page that did not draw it runs; writing it
         # back keeps the choice across pages.
@@ -65,12 +67,28 @@ def model_picker(
     if _CUSTOM in picked:
         custom = st.sidebar.text_input(
             "Hub id or local folder",
-            key=f"{key}_custom",
+            key=state.persist(f"{key}_custom", ""),
             placeholder="google-bert/bert-base-cased or /path/to/model",
         ).strip()
         if custom:
             names.append(custom)
+    if key == "models":
+        state.link("model", names)
     return names
+
+
+def _linked_models(key: str, choices: list[str], max_models: int) -> list[str]:
+    """The permalink's ``model=a,b`` as picker values; a name that is not a choice becomes
+    the "hub id or local folder" entry (outside demo mode only)."""
+    names = state.from_link("model", lambda t: [n.strip() for n in t.split(",") if n.strip()])
+    if key != "models" or not names:
+        return []
+    picked = [n for n in names if n in choices][:max_models]
+    others = [n for n in names if n not in choices]
+    if others and _CUSTOM in choices and len(picked) < max_models:
+        picked.append(_CUSTOM)
+        st.session_state[f"{key}_custom"] = others[0]
+    return picked
 
 
 def _summary(name: str) -> str:
@@ -87,13 +105,21 @@ def get_encoder(name: str):
         try:
             return load_model(name)
         except ContextLensError as exc:
-            st.error(f"Could not load **{md_text(name)}**: {user_message(exc)}")
+            st.error(load_failure(name, user_message(exc)))
         except Exception as exc:  # a page must never show a traceback
             log.exception("loading %s failed", name)
             st.error(
                 f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
             )
     return None
+
+
+def load_failure(name: str, message: str) -> str:
+    """One sentence about a failed load; a message that starts with the name (the hub's
+    typed errors do) is shown as it is, not as "Could not load X: X …"."""
+    if message.startswith(name):
+        return f"**{md_text(name)}**{message[len(name) :]}"
+    return f"Could not load **{md_text(name)}**: {message}"
 
 
 def provenance_card(encoder: Encoder) -> None:
@@ -140,8 +166,22 @@ def md_text(text: str) -> str:
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&=")
 
 
+def sidebar_pages() -> None:
+    """The sidebar's page list: "Home", then the pages in ``pages/`` by title."""
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.sidebar.page_link("app.py", label="Home")
+        for path, title in page_files():
+            st.sidebar.page_link(f"pages/{path.name}", label=title)
+    except StreamlitAPIException:  # a page run on its own (tests): there is no app to link
+        pass
+    st.sidebar.divider()
+
+
 def page_header(title: str, blurb: str) -> None:
-    """Common page title and a one-line explanation."""
+    """Common page title and a one-line explanation; the sidebar's page list."""
+    sidebar_pages()
     st.title(title)
     st.caption(blurb)
     if config.demo_mode():

@@ -148,13 +148,22 @@ class OccurrenceComparison:
     def short_labels(self) -> list[str]:
         """Compact unique labels: sentence number, the previous word and the word
         (``S1 river bank``), with ``#position`` added where two would read the same."""
-        out = []
-        for o in self.occurrences:
-            words = self.sentences[o.sentence]
-            prev = f"{words[o.index - 1]} " if o.index > 0 else ""
-            out.append(f"S{o.sentence + 1} {prev}{o.word}")
+        contexts = [self._context(o, after=0) for o in self.occurrences]
+        # "S2 the bank" / "S3 The bank" tell nothing apart but case: add the next word
+        # where the context reads the same case-insensitively.
+        folded = [c.casefold() for c in contexts]
+        contexts = [
+            self._context(o, after=1) if folded.count(f) > 1 else c
+            for o, c, f in zip(self.occurrences, contexts, folded, strict=True)
+        ]
+        out = [f"S{o.sentence + 1} {c}" for o, c in zip(self.occurrences, contexts, strict=True)]
         return [f"{lab} #{o.index + 1}" if out.count(lab) > 1 else lab
                 for lab, o in zip(out, self.occurrences, strict=True)]  # fmt: skip
+
+    def _context(self, o: Occurrence, after: int) -> str:
+        """The previous word, the word, and ``after`` following words."""
+        words = self.sentences[o.sentence]
+        return " ".join(words[max(0, o.index - 1) : o.index + 1 + after])
 
     def pairs(self) -> list[tuple[int, int]]:
         """All unordered occurrence pairs (i < j)."""

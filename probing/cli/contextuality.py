@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.datasets.registry import corpus_names
 from probing.encoding import POOLINGS
 
@@ -35,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
+    add_overwrite_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         print("error: --n-sentences must be at least 2", file=sys.stderr)
         return 2
     out = Path(args.out)
+    refuse_shipped(
+        [out / f"contextuality.{ext}" for ext in ("csv", "json", "html")],
+        getattr(args, "overwrite", False),
+    )
     out.mkdir(parents=True, exist_ok=True)
     sentences = sample_corpus(args.dataset, args.split, args.n_sentences, args.seed)
     tables = []

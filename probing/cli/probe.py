@@ -1,6 +1,6 @@
 """CLI command ``probe``: probe every layer of a model for one task; write CSV, JSON, HTML.
 
-    python -m probing probe --model minilm-l6 --task pos --dataset ud-ewt --out results/
+    python -m probing probe --model minilm-l6 --task pos --dataset ud-ewt --out /tmp/contextlens
     python -m probing probe --model minilm-l6 --task supersense --dataset semcor
     python -m probing probe --model minilm-l6 --task wsd --dataset semcor --layers 0,3,6
 
@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.encoding import POOLINGS
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
@@ -90,6 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="embed plotly.js in the HTML (inline, ~4.5 MB, offline) or link it (cdn)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_overwrite_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,6 +107,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    dataset = args.dataset or get_task(args.task).default_dataset
+    stem = output_stem(args.model, dataset, args.task)
+    refuse_shipped(
+        [Path(args.out) / f"{stem}.{ext}" for ext in ("csv", "json", "html")],
+        getattr(args, "overwrite", False),
+    )
     bars: dict[str, tqdm] = {}
     if get_task(args.task).kind == "sentence":
         from probing.cli.sentence_probe import run_sentence_probe

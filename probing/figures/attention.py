@@ -203,7 +203,7 @@ def model_view_figure(
             zmax=1,
             colorscale=HEATMAP_SCALE,
             hoverinfo="skip",
-            colorbar={"title": {"text": "weight"}, "thickness": 12},
+            colorbar={"title": {"text": "weight", "side": "right"}, "thickness": 12},
         )
     )
     if selected is not None:
@@ -253,7 +253,23 @@ def model_view_figure(
         },
         plot_bgcolor="white",
     )
+    _tile_targets(fig, n_layers, n_heads, centres, tile_px)
     return fig
+
+
+def _tile_targets(fig: go.Figure, n_layers: int, n_heads: int, centres: list, tile_px: int) -> None:
+    """One invisible, clickable marker over each tile; its customdata is (layer, head), so a
+    click on a tile can open that head (the page listens for point selections)."""
+    layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
+    fig.add_trace(
+        go.Scatter(
+            x=[centres[h] for h in heads.ravel()], y=[centres[layer - 1] for layer in layers.ravel()],
+            mode="markers", showlegend=False,
+            marker={"symbol": "square", "size": max(8, tile_px - 4), "color": "rgba(0,0,0,0.01)"},
+            customdata=np.stack([layers.ravel(), heads.ravel()], axis=1),
+            hovertemplate="layer %{customdata[0]}, head %{customdata[1]}: click to open<extra></extra>",
+        )
+    )  # fmt: skip
 
 
 def block_mean(weights: np.ndarray, side: int) -> np.ndarray:
@@ -291,7 +307,7 @@ def attention_heatmap_figure(
             zmin=0,
             zmax=1,
             colorscale=HEATMAP_SCALE,
-            colorbar={"title": {"text": "weight"}, "thickness": 12},
+            colorbar={"title": {"text": "weight", "side": "right"}, "thickness": 12},
             **hover,
         )
     )
@@ -305,15 +321,18 @@ def attention_heatmap_figure(
             line={"color": "#d62728", "width": 2},
         )
     side = max(420, min(900, n * ROW_PX + 160))
+    # Tick labels at -60° rise ~sin(60°) × their length above the plot: the top margin grows
+    # with the longest token so that they never run into the subtitle.
+    top = 120 + max(60, round(max((len(t) for t in text), default=0) * 8))
     fig.update_layout(
         title={
             "text": f"Layer {layer}, head {head}"
             f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
             "row = attending token, column = attended token</sup>"
         },
-        height=side + 110,
+        height=side + 110 + top - 180,
         width=side + 120,
-        margin={"l": 110, "r": 20, "t": 180, "b": 20},
+        margin={"l": 110, "r": 20, "t": top, "b": 20},
         xaxis={
             "tickvals": list(range(n)),
             "ticktext": text,

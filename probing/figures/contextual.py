@@ -25,12 +25,45 @@ COLOURS = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
 )  # fmt: skip
+# Senses can outnumber any palette (*line* has 17 in SemCor): 24 colours, then the same
+# colours again with another marker symbol, so that no two senses look alike.
+SENSE_COLOURS = (*COLOURS, "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+                 "#e6550d", "#31a354", "#756bb1", "#636363", "#b5cf6b", "#e7969c", "#6baed6",
+                 "#fd8d3c")  # fmt: skip
+SENSE_SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "x")
+POS_OF_KEY = {"1": "n.", "2": "v.", "3": "adj.", "4": "adv.", "5": "adj."}
 MODEL_DASH = ("solid", "dash", "dot")
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), hovermode="closest")
 
 
 def colour(i: int) -> str:
     return COLOURS[i % len(COLOURS)]
+
+
+def sense_style(i: int) -> tuple[str, str]:
+    """(colour, marker symbol) of the ``i``-th sense: distinct for up to 24 × 6 senses."""
+    return SENSE_COLOURS[i % len(SENSE_COLOURS)], SENSE_SYMBOLS[(i // len(SENSE_COLOURS)) % 6]
+
+
+def short_gloss(gloss: str, width: int = 44) -> str:
+    """The gloss's first clause, cut at a word boundary: ``sloping land (…) beside a body…``."""
+    first = gloss.split(";")[0].strip()
+    if len(first) <= width:
+        return first
+    cut = first[: width + 1].rsplit(" ", 1)[0].rstrip(",:(")
+    return cut + "…"
+
+
+def sense_label(key: str, rank: int, gloss: str) -> str:
+    """A readable sense name: ``bank (n.) 1: sloping land…`` from ``bank%1:17:01::``.
+
+    ``rank`` numbers the senses on the figure (1 = most frequent), so that two senses with
+    similar glosses still read differently; the raw key stays in the hover.
+    """
+    lemma, _, rest = key.partition("%")
+    pos = POS_OF_KEY.get(rest[:1], "")
+    head = f"{lemma.replace('_', ' ')} ({pos}) {rank}" if pos else f"{lemma} {rank}"
+    return f"{head}: {short_gloss(gloss)}" if gloss else head
 
 
 def by_depth(tables: Sequence[pd.DataFrame]) -> bool:
@@ -159,8 +192,9 @@ def sense_map_figure(
     title: str = "",
     height: int = 520,
 ) -> go.Figure:
-    """Occurrences in 2-D, one colour per sense (legend = sense key + gloss), the user's
-    own occurrences as large black stars.
+    """Occurrences in 2-D, one colour (and past 24 senses, one marker) per sense; the legend
+    names each sense as lemma, part of speech, number and short gloss, the hover gives the
+    sense key and full gloss; the user's own occurrences are large black stars.
 
     Args:
         coords: (n, 2) map coordinates of the corpus occurrences.
@@ -176,11 +210,11 @@ def sense_map_figure(
     for s, key in enumerate(order):
         mask = sen == key
         gloss = glosses.get(key, "")
-        short = gloss if len(gloss) <= 48 else gloss[:47] + "…"
+        color, symbol = sense_style(s)
         fig.add_trace(go.Scatter(
             x=coords[mask, 0], y=coords[mask, 1], mode="markers",
-            name=f"{key} ({int(mask.sum())}): {short}",
-            marker=dict(size=9, color=colour(s), opacity=0.8, line=dict(width=0.5, color="white")),
+            name=f"{sense_label(key, s + 1, gloss)} ×{int(mask.sum())}",
+            marker=dict(size=9, color=color, symbol=symbol, opacity=0.8, line=dict(width=0.5, color="white")),
             customdata=np.array([[key, gloss, c] for c, m in zip(contexts, mask, strict=True) if m], dtype=object),
             hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<br><i>%{customdata[2]}</i><extra></extra>",
         ))  # fmt: skip

@@ -95,13 +95,14 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
     refs = t[t["layer"].isna() & (t["metric"] == metric)]
     for _, row in refs.iterrows():
         label, color, dash = BASELINE_STYLES.get(row["probe"], (row["probe"], "#666", "dot"))
-        fig.add_hline(
-            y=row["value"],
-            line={"color": color, "dash": dash, "width": 1.5},
-            annotation_text=f"{label}: {row['value']:.3f}",
-            annotation_position="bottom left",
-            annotation_font={"size": 11, "color": color},
-        )
+        # Named in the legend, not labelled on the line: a label on the line sat on the curves.
+        fig.add_hline(y=row["value"], line={"color": color, "dash": dash, "width": 1.5})
+        fig.add_trace(
+            go.Scatter(
+                x=[None], y=[None], mode="lines", name=f"{label}: {row['value']:.3f}",
+                line={"color": color, "dash": dash, "width": 1.5},
+            )
+        )  # fmt: skip
     cog = results.centre_of_gravity
     if cog is not None and not math.isnan(cog):
         fig.add_vline(

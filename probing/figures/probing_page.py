@@ -203,8 +203,9 @@ def mix_weights_figure(results: Sequence[ProbeResults]) -> go.Figure | None:
         yaxis_title="softmax weight",
         template="plotly_white",
         height=380,
-        margin={"t": 100},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"},
+        margin={"t": 100, "b": 110},
+        # below the plot: above it, the legend ran into the three-line title
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
     )
     return fig
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from probing import config as config_module
 from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
@@ -25,6 +26,7 @@ from probing.errors import (
     UnknownModelError,
     UnsafeModelError,
 )
+from probing.models import hub as hf_hub
 from probing.models.elmo_download import ELMO_MODELS, fetch_elmo
 from probing.models.embedded import (
     ELMO_MINI_DIR,
@@ -37,8 +39,10 @@ from probing.models.embedded import (
 
 
 def _load_hub(e: ModelEntry, device: str | None) -> Encoder:
-    """A hub checkpoint: from the local HF cache, or downloaded when online."""
-    return _load_transformers(e.source, _info(e), device, mlm=e.has_mlm_head, hub=True)
+    """A hub checkpoint: from the local HF cache, or downloaded when online (offline and not
+    cached: a NotCachedOfflineError at once, see probing.models.hub)."""
+    source = hf_hub.locate(e.name, e.source)
+    return _load_transformers(source, _info(e), device, mlm=e.has_mlm_head, hub=True)
 
 
 def _load_minilm(e: ModelEntry, device: str | None) -> Encoder:
@@ -267,6 +271,7 @@ def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "flo
     if not name or len(name) > MAX_NAME_CHARS:
         shown = name if len(name) <= 60 else f"{name[:40]}… ({len(name):,} characters)"
         raise UnknownModelError(_unknown_message(shown))
+    hf_hub.remembered(name)  # a hub model that failed in this process fails again at once
     key = (name, device)
     with _registry_lock:
         if key in _cache:
@@ -275,7 +280,11 @@ def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "flo
     # One lock per model: concurrent sessions asking for the same model wait for one load.
     with lock:
         if key not in _cache:
-            _cache[key] = _resolve(name, device)
+            try:
+                _cache[key] = _resolve(name, device)
+            except ContextLensError as exc:
+                hf_hub.remember(name, exc)
+                raise
     if dtype == "float32":
         return _cache[key]
     # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
@@ -300,7 +309,8 @@ def _resolve(name: str, device: str | None) -> Encoder:
     if e is not None:
         return e.load(device)
     path = Path(name).expanduser()
-    if path.is_dir():
+    if path.is_dir() or _looks_like_path(name):
+        hf_hub.check_folder(path)
         return _load_folder(path, device)
     if _looks_like_hub_id(name):
         info = ModelInfo(
@@ -311,7 +321,7 @@ def _resolve(name: str, device: str | None) -> Encoder:
             provenance=f"Hugging Face hub checkpoint {name}.",
             source=name,
         )
-        return _load_transformers(name, info, device, mlm=True, hub=True)
+        return _load_transformers(hf_hub.locate(name, name), info, device, mlm=True, hub=True)
     raise UnknownModelError(_unknown_message(name))
 
 
@@ -344,6 +354,11 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
     )
 
 
+def _looks_like_path(name: str) -> bool:
+    """Absolute, home-relative or ./-relative: meant as a folder, never a hub id."""
+    return os.path.isabs(os.path.expanduser(name)) or name.startswith(("./", "../", ".\\"))
+
+
 def _looks_like_hub_id(name: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name) is not None and not os.path.isabs(
         name
@@ -374,7 +389,7 @@ def _load_transformers(
     source: str, info: ModelInfo, device: str | None, *, mlm: bool, hub: bool = False
 ) -> Encoder:
     """Load a checkpoint safely: safetensors only, no remote code, eager attention."""
-    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from probing.encoders.bert import TransformersEncoder, needs_prefix_space
@@ -384,8 +399,15 @@ def _load_transformers(
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
 
-    local_only = not hub or _hub_offline()
+    # A hub model found in the cache arrives here as its cache folder: no network at all.
+    local_only = not hub or os.path.isdir(source) or _hub_offline()
     kwargs = {"local_files_only": local_only, "trust_remote_code": False}
+    pickle_weights = hf_hub.pickle_only_weights(Path(source))
+    if pickle_weights is not None and config_module.demo_mode():
+        raise UnsafeModelError(
+            f"{info.name} ships only pytorch_model.bin (pickle); the shared demo loads "
+            "safetensors only."
+        )
     try:
         try:
             config = AutoConfig.from_pretrained(source, **kwargs)
@@ -402,22 +424,10 @@ def _load_transformers(
             raise ModelUnavailableError(
                 f"{source} has no fast tokenizer; word alignment needs one."
             )
-        model = None
-        if mlm:
-            try:
-                model = AutoModelForMaskedLM.from_pretrained(
-                    source,
-                    config=config,
-                    use_safetensors=True,
-                    attn_implementation="eager",
-                    **kwargs,
-                )
-            except (ValueError, KeyError):
-                model = None  # architecture without an MLM head: load the bare encoder
-        if model is None:
-            model = AutoModel.from_pretrained(
-                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
-            )
+        if pickle_weights is not None:
+            model = hf_hub.model_from_bin(pickle_weights, config, mlm=mlm)
+        else:
+            model = _safetensors_model(source, config, kwargs, mlm=mlm)
     except ContextLensError:
         raise
     except ValueError as exc:  # unknown model_type, remote code asked for, bad weights
@@ -428,6 +438,8 @@ def _load_transformers(
             ) from exc
         raise ModelFormatError(f"{info.name} cannot be loaded: {exc}") from exc
     except OSError as exc:
+        if hub and not local_only and hf_hub.is_missing_repo(exc):
+            raise hf_hub.not_found(info.name, source) from exc
         text = str(exc)
         if "safetensors" in text or "pytorch_model.bin" in text:
             raise UnsafeModelError(
@@ -436,11 +448,28 @@ def _load_transformers(
                 "another checkpoint."
             ) from exc
         raise ModelUnavailableError(
-            f"Could not load {info.name} ({source}) here: it is not in the local Hugging Face "
-            f"cache and the hub cannot be reached. {_HUB_HOWTO}"
+            f"{info.name} ({source}) is not in the local Hugging Face cache and the hub cannot "
+            f"be reached. {_HUB_HOWTO}"
         ) from exc
     return TransformersEncoder(model, tokenizer, info, device=device)
 
 
+def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):
+    """The masked-LM model when asked for and the architecture has a head, else the bare
+    encoder; safetensors weights only, eager attention."""
+    from transformers import AutoModel, AutoModelForMaskedLM
+
+    if mlm:
+        try:
+            return AutoModelForMaskedLM.from_pretrained(
+                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+            )
+        except (ValueError, KeyError):
+            pass  # architecture without an MLM head: load the bare encoder
+    return AutoModel.from_pretrained(
+        source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
+    )
+
+
 def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
+    return hf_hub.hub_offline()

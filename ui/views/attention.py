@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+import streamlit.components.v1 as components
 
 import probing.figures.export as export
 from probing import config
@@ -31,6 +32,7 @@ from probing.figures.attention import (
     statistics_figure,
 )
 from probing.figures.export import figure_bytes
+from probing.figures.head_view_html import head_view_height, head_view_html
 from ui.common import (
     friendly_errors,
     get_encoder,
@@ -40,14 +42,14 @@ from ui.common import (
     provenance_card,
 )
 from ui.jobs import heavy_job
+from ui.state import persist
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 CORPUS = ("ud-ewt", "dev")
 
-# The model's piece limit rejects long inputs (InputTooLongError); the caps in
-# config.limits() only stop a pasted book from being tokenised, and keep the shared demo's
-# corpus runs short. They are read at render time: views are imported once per process.
+# The model's piece limit rejects long inputs (InputTooLongError); these caps only stop a
+# pasted book from being tokenised, and keep the shared demo's corpus runs short.
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -123,60 +125,97 @@ def token_choice(label: str, view: AttentionMap, key: str) -> int | None:
     )
 
 
-def head_view(view: AttentionMap, stem: str) -> None:
+def _linked(param: str, k: str) -> str | None:
+    """Only the first model's view is mirrored in the permalink."""
+    return param if not k else None
+
+
+def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     """Layer, heads and focus token → the two-column line figure."""
 
     def focus_from_click() -> None:
         """A click on a token marker makes it the focus token (runs before the rerun)."""
-        points = st.session_state["attn_head_chart"].selection.points
+        points = st.session_state[f"attn_head_chart{k}"].selection.points
         if points and points[0].get("customdata") is not None:
             data = points[0]["customdata"]
-            st.session_state["attn_focus"] = int(data[0] if isinstance(data, list) else data)
+            st.session_state[f"attn_focus{k}"] = int(data[0] if isinstance(data, list) else data)
 
     a, b, c = st.columns([1, 3, 2])
-    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_hv_layer")
+    layers = range(1, view.n_layers + 1)
+    layer = a.selectbox(
+        "Layer",
+        layers,
+        key=persist(f"attn_hv_layer{k}", 1, _linked("layer", k), int, layers.__contains__),
+    )
     heads = b.multiselect(
         "Heads (one colour each)",
         list(range(view.n_heads)),
         default=list(range(min(4, view.n_heads))),
-        key="attn_hv_heads",
+        key=f"attn_hv_heads{k}",
     )
     with c:
-        focus = token_choice("Focus token (or click a token)", view, "attn_focus")
+        focus = token_choice("Focus token (or click a token)", view, f"attn_focus{k}")
     if not heads:
         st.info("Pick at least one head.")
         return
+    components.html(head_view_html(view, layer, heads, focus=focus), height=head_view_height(view))
     fig = head_view_figure(view, layer, heads, focus=focus)
-    st.plotly_chart(
-        fig,
-        key="attn_head_chart",
-        on_select=focus_from_click,
-        selection_mode="points",
-        width="content",
-        config={"displayModeBar": False},
-    )
+    with st.expander("As a figure (click a token to pin the focus; downloads)"):
+        st.plotly_chart(
+            fig,
+            key=f"attn_head_chart{k}",
+            on_select=focus_from_click,
+            selection_mode="points",
+            width="content",
+            config={"displayModeBar": False},
+        )
     downloads(
         fig,
         f"{stem}_head_view_L{layer}",
-        "dl_hv",
+        f"dl_hv{k}",
         lambda: attention_frame(view, layers=[layer], heads=heads),
     )
 
 
-def model_view(view: AttentionMap, stem: str) -> None:
+def open_tile(k: str, n_heads: int) -> None:
+    """A click on a model-view tile opens that head below (runs before the rerun). The tile
+    is found from the clicked marker's index (row-major: layer by layer, head by head)."""
+    points = st.session_state[f"attn_model_chart{k}"].selection.points
+    point = points[0] if points else {}
+    index = point.get("point_index", point.get("point_number"))
+    if index is None or point.get("curve_number", 1) != 1:
+        return
+    layer, head = int(index) // n_heads + 1, int(index) % n_heads
+    st.session_state[f"attn_mv_layer{k}"], st.session_state[f"attn_mv_head{k}"] = layer, head
+
+
+def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
     """All layers × heads as tiles, and the chosen head large with its tokens."""
     a, b, c = st.columns([1, 1, 2])
-    layer = a.selectbox("Layer", range(1, view.n_layers + 1), key="attn_mv_layer")
-    head = b.selectbox("Head", range(view.n_heads), key="attn_mv_head")
+    layers, heads = range(1, view.n_layers + 1), range(view.n_heads)
+    layer = a.selectbox(
+        "Layer",
+        layers,
+        key=persist(f"attn_mv_layer{k}", 1, _linked("layer", k), int, layers.__contains__),
+    )
+    head = b.selectbox(
+        "Head",
+        heads,
+        key=persist(f"attn_mv_head{k}", 0, _linked("head", k), int, heads.__contains__),
+    )
     with c:
-        focus = token_choice("Highlight row", view, "attn_mv_focus")
+        focus = token_choice("Highlight row", view, f"attn_mv_focus{k}")
     grid = model_view_figure(view, selected=(layer, head))
-    st.plotly_chart(grid, key="attn_model_chart", width="content", config={"displayModeBar": False})
-    downloads(grid, f"{stem}_model_view", "dl_mv", lambda: attention_frame(view))
+    st.plotly_chart(grid, key=f"attn_model_chart{k}", width="content", config={"displayModeBar": False},
+                    on_select=lambda: open_tile(k, view.n_heads), selection_mode="points")  # fmt: skip
+    downloads(grid, f"{stem}_model_view", f"dl_mv{k}", lambda: attention_frame(view))
     big = attention_heatmap_figure(view, layer, head, focus=focus)
-    st.plotly_chart(big, key="attn_head_heatmap", width="content")
+    st.plotly_chart(big, key=f"attn_head_heatmap{k}", width="content")
     downloads(
-        big, f"{stem}_L{layer}_H{head}", "dl_big", lambda: attention_frame(view, [layer], [head])
+        big,
+        f"{stem}_L{layer}_H{head}",
+        f"dl_big{k}",
+        lambda: attention_frame(view, [layer], [head]),
     )
 
 
@@ -187,60 +226,92 @@ def render() -> None:
         "Where each attention head of a BERT-family encoder looks: lines per head, all heads at "
         "once, word-level maps, and Clark et al.'s (2019) head statistics.",
     )
+    models = attention_models()
+    text, text_b = attention_inputs(models[0][1])
+    level, show_special, view_name = view_options()
+    cols = st.columns(len(models)) if len(models) > 1 else [st.container()]
+    for i, (col, (name, encoder)) in enumerate(zip(cols, models, strict=True)):
+        with col:
+            if len(models) > 1:
+                st.subheader(name)
+            model_section(
+                name,
+                encoder,
+                text,
+                text_b,
+                (level, show_special, view_name),
+                k=f"_{i}" if i else "",
+            )
 
+
+def model_section(
+    name: str, encoder, text: str, text_b: str | None, options: tuple, k: str
+) -> None:
+    """One model's attention for the input, in the chosen view (``k``: its widget-key suffix)."""
+    level, show_special, view_name = options
+    amap: AttentionMap | None = None
+    with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
+        amap = piece_attention(name, text, text_b if supports_pairs(encoder) else None)
+    if amap is None:
+        return
+    view = attention_view(amap, level, show_special)
+    stem = f"attention_{name.replace('/', '_')}_{level}"
+    with friendly_errors(view_name):
+        if view_name == "Head view":
+            head_view(view, stem, k)
+        elif view_name == "Model view":
+            model_view(view, stem, k)
+        else:
+            statistics_view(amap, encoder, name, k)
+
+
+def attention_models() -> list[tuple[str, object]]:
+    """The picked models that have attention, side by side (up to two); stops when none has."""
     names = model_picker()
-
     if not names:
         st.info("Pick a model in the sidebar.")
         st.stop()
-
-    name = names[0]
-
-    if len(names) > 1:
-        st.caption(f"Attention shows one model at a time: **{name}** (the first one picked).")
-
-    encoder = get_encoder(name)
-
-    if encoder is None:
-        st.stop()
-
-    if not encoder.info.has_attention:
+    models, without = [], []
+    for name in names:
+        encoder = get_encoder(name)
+        if encoder is None:
+            continue
+        (models if encoder.info.has_attention else without).append((name, encoder))
+    for name, encoder in without:
         st.info(
             f"**{name}** is an ELMo model: a character CNN and a biLSTM, with no attention heads, "
-            "so there is nothing to show on this page. Pick a BERT-family model (e.g. minilm-l6) "
-            "in the sidebar to look at attention."
+            "so there is nothing to show for it on this page. Pick a BERT-family model (e.g. "
+            "minilm-l6) in the sidebar to look at attention."
         )
-        provenance_card(encoder)
+        if not models:
+            provenance_card(encoder)
+    if not models:
         st.stop()
+    return models
 
-    # -- input -------------------------------------------------------------------------------
+
+def attention_inputs(encoder) -> tuple[str, str | None]:
+    """The sentence and, for models that take pairs, an optional second sentence."""
     text = st.text_area(
-        "Sentence", DEFAULT_TEXT, max_chars=config.limits().max_chars, height=80, key="attn_text"
+        "Sentence",
+        max_chars=config.limits().max_chars,
+        height=80,
+        key=persist("attn_text", DEFAULT_TEXT, param="sentence"),
     )
+    if not supports_pairs(encoder):
+        return text, None
+    text_b = st.text_input(
+        "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
+        "",
+        max_chars=config.limits().max_chars,
+        key="attn_text_b",
+    ).strip()
+    return text, text_b or None
 
-    text_b = None
 
-    if supports_pairs(encoder):
-        text_b = (
-            st.text_input(
-                "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
-                "",
-                max_chars=config.limits().max_chars,
-                key="attn_text_b",
-            ).strip()
-            or None
-        )
-
-    amap: AttentionMap | None = None
-
-    with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
-        amap = piece_attention(name, text, text_b)
-
-    if amap is None:
-        st.stop()
-
+def view_options() -> tuple[str, bool, str]:
+    """Word or piece level, special tokens shown or not, and which view."""
     c1, c2, c3 = st.columns([2, 2, 4])
-
     level = c1.radio(
         "Level",
         ["word", "piece"],
@@ -249,87 +320,76 @@ def render() -> None:
         help="Word level (Clark et al. 2019): attention TO a word is the sum over its pieces, "
         "FROM a word the mean over its pieces; rows still sum to 1.",
     )
-
     show_special = c2.toggle(
         "Show [CLS]/[SEP]",
         value=True,
         key="attn_special",
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
-
     view_name = c3.radio(
         "View", ["Head view", "Model view", "Head statistics"], horizontal=True, key="attn_view"
     )
+    return level, show_special, view_name
 
-    view = attention_view(amap, level, show_special)
 
-    stem = f"attention_{name.replace('/', '_')}_{level}"
+def statistics_view(amap: AttentionMap, encoder, name: str, k: str = "") -> None:
+    """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
+    st.markdown(
+        "Per layer × head, means over query positions, on the raw piece-level attention with "
+        "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
+        "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
+        "before/after the query, [CLS] and [SEP] included."
+    )
+    source = st.radio(
+        "Over",
+        ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
+        horizontal=True,
+        key=f"attn_stats_source{k}",
+    )
+    picked = st.multiselect(
+        "Statistics",
+        list(STATISTICS),
+        default=list(STATISTICS),
+        format_func=STATISTICS.get,
+        key=f"attn_stats_names{k}",
+    )
+    stats = head_statistics([amap]) if source == "this input" else corpus_stats(encoder, name, k)
+    if stats is not None and picked:
+        fig = statistics_figure(stats, picked)
+        st.plotly_chart(fig, key=f"attn_stats_chart{k}")
+        downloads(fig, f"attention_stats_{name.replace('/', '_')}", f"dl_stats{k}", stats.to_frame)
 
-    def statistics_view(amap: AttentionMap, encoder, name: str) -> None:
-        """Clark et al.'s statistics over this input, or over a UD-EWT sample on request."""
-        st.markdown(
-            "Per layer × head, means over query positions, on the raw piece-level attention with "
-            "special tokens (as in Clark et al. 2019, whatever the level chosen above). Entropy is in "
-            "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
-            "before/after the query, [CLS] and [SEP] included."
+
+def corpus_stats(encoder, name: str, k: str = ""):
+    """Head statistics over a UD-EWT sample, computed when asked (None until then)."""
+    n = int(
+        st.number_input(
+            "Sentences",
+            min_value=10,
+            max_value=config.limits().max_attention_corpus_sentences,
+            value=100,
+            step=50,
+            key=f"attn_n{k}",
         )
-        source = st.radio(
-            "Over",
-            ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
-            horizontal=True,
-            key="attn_stats_source",
-        )
-        picked = st.multiselect(
-            "Statistics",
-            list(STATISTICS),
-            default=list(STATISTICS),
-            format_func=STATISTICS.get,
-            key="attn_stats_names",
-        )
-        if source == "this input":
-            stats = head_statistics([amap])
-        else:
-            n = int(
-                st.number_input(
-                    "Sentences",
-                    min_value=10,
-                    max_value=config.limits().max_attention_corpus_sentences,
-                    value=100,
-                    step=50,
-                    key="attn_n",
-                )
+    )
+    results = corpus_results()
+    if st.button(f"Compute over {n} sentences", key=f"attn_run{k}", type="primary"):
+        bar = st.progress(0.0, text="Encoding sentences…")
+        with friendly_errors("Head statistics"), heavy_job("Head statistics"):
+            results[(name, n)] = corpus_statistics(
+                encoder,
+                sample_sentences(*CORPUS, n=n),
+                progress=lambda done, total: bar.progress(
+                    done / total, text=f"{done}/{total} sentences"
+                ),
             )
-            results = corpus_results()
-            if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
-                bar = st.progress(0.0, text="Encoding sentences…")
-                with friendly_errors("Head statistics"), heavy_job("Head statistics"):
-                    results[(name, n)] = corpus_statistics(
-                        encoder,
-                        sample_sentences(*CORPUS, n=n),
-                        progress=lambda done, total: bar.progress(
-                            done / total, text=f"{done}/{total} sentences"
-                        ),
-                    )
-                bar.empty()
-            stats = results.get((name, n))
-            if stats is None:
-                st.caption(
-                    "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
-                )
-                return
-            if stats.skipped:
-                st.caption(
-                    f"{stats.skipped} sentence(s) longer than the model's limit were left out."
-                )
-        if picked:
-            fig = statistics_figure(stats, picked)
-            st.plotly_chart(fig, key="attn_stats_chart")
-            downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
-
-    with friendly_errors(view_name):
-        if view_name == "Head view":
-            head_view(view, stem)
-        elif view_name == "Model view":
-            model_view(view, stem)
-        else:
-            statistics_view(amap, encoder, name)
+        bar.empty()
+    stats = results.get((name, n))
+    if stats is None:
+        st.caption(
+            "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
+        )
+        return None
+    if stats.skipped:
+        st.caption(f"{stats.skipped} sentence(s) longer than the model's limit were left out.")
+    return stats

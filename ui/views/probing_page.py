@@ -42,14 +42,17 @@ from probing.figures.probing_page import (
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
+from ui import background
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
+from ui.state import persist
 from ui.views import probing_sweep
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 
 # Sentence tasks (genre) run from the CLI and the Course Notes page, not from this page.
 WORD_TASKS = [t for t in TASKS if TASKS[t].kind != "sentence"]
+
 TASK_LABELS = {
     "pos": "UPOS · UD-EWT",
     "xpos": "XPOS (PTB tags) · UD-EWT",
@@ -129,7 +132,7 @@ def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
 
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
-    units = {r.meta.bootstrap_unit for r in results}
+    units = {r.meta.get("bootstrap_unit", "word") for r in results}
     if len(units) > 1:
         return "sentences or words, by run"
     return f"{units.pop()}s"
@@ -174,6 +177,23 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     downloads(results, fig, stem, key)
 
 
+def progress_callback(
+    bar: DeltaGenerator, model: str, index: int, n_models: int
+) -> Callable[[str, int, int], None]:
+    """(stage, done, total) -> one bar over every model's extraction then fitting."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        lo, hi, what = STAGES.get(stage, (0.0, 1.0, stage))
+        frac = lo + (hi - lo) * (done / total if total else 1.0)
+        unit = "steps" if stage == "fit" else "sentences"
+        prefix = f"{model} ({index + 1}/{n_models})" if n_models > 1 else model
+        bar.progress(
+            min(1.0, (index + frac) / n_models), text=f"{prefix}: {what}, {done}/{total} {unit}"
+        )
+
+    return report
+
+
 def render() -> None:
     """Draw the page (everything below the page config)."""
     page_header(
@@ -181,197 +201,299 @@ def render() -> None:
         "What each layer knows: a linear probe per layer predicts part of speech, supersense or "
         "word sense from the word vectors. Syntax peaks low, semantics higher up.",
     )
+    encoders = picked_encoders()
+    task, layers, n_train, n_eval = probe_settings(encoders)
+    configs = {n: run_config(encoders[n], n, task, layers, n_train, n_eval) for n in encoders}
+    shown, current = stored_results(encoders, configs, task)
+    run_section(encoders, configs, shown, current)
+    if shown:
+        runs = [shown[n] for n in configs if n in shown]
+        stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
+        with friendly_errors("Drawing the results"):
+            show_results(runs, stem, "probe")
+    st.divider()
+    probing_sweep.render(show_results, friendly_errors)
+    st.divider()
+    upload_section(encoders, configs, layers, n_train)
 
-    def progress_callback(
-        bar: DeltaGenerator, model: str, index: int, n_models: int
-    ) -> Callable[[str, int, int], None]:
-        """(stage, done, total) -> one bar over every model's extraction then fitting."""
 
-        def report(stage: str, done: int, total: int) -> None:
-            lo, hi, what = STAGES.get(stage, (0.0, 1.0, stage))
-            frac = lo + (hi - lo) * (done / total if total else 1.0)
-            unit = "steps" if stage == "fit" else "sentences"
-            prefix = f"{model} ({index + 1}/{n_models})" if n_models > 1 else model
-            bar.progress(
-                min(1.0, (index + frac) / n_models), text=f"{prefix}: {what}, {done}/{total} {unit}"
-            )
-
-        return report
-
+def picked_encoders() -> dict:
+    """The sidebar's models, loaded; stops the page when none could be."""
     names = model_picker()
-
     if not names:
         st.info("Pick one or two models in the sidebar.")
         st.stop()
-
     encoders = {n: e for n in names if (e := get_encoder(n)) is not None}
-
     if not encoders:
         st.stop()
+    return encoders
 
-    a, b, c = st.columns([2, 3, 2])
 
-    task_name = a.selectbox(
-        "Task", WORD_TASKS, format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
-    )
-
-    task = TASKS[task_name]
-
-    dataset = task.default_dataset
-
-    a.caption(TASK_NOTES.get(task.name, task.description))
-
-    # Layers: 0 … the deepest picked model's top layer; a shallower model probes those it has.
+def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
+    """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
     options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
-
-    chosen = st.session_state.get("probe_layers")
-
+    chosen = st.session_state[persist("probe_layers", None)]
     if chosen is None or (
         set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
     ):
         st.session_state["probe_layers"] = options  # "all" stays all when the depth changes
     else:
         st.session_state["probe_layers"] = [x for x in chosen if x in options]
-
     st.session_state["_probe_layer_options"] = options
+    return column.multiselect("Layers", options, key="probe_layers",
+                              help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
 
-    layers = b.multiselect("Layers", options, key="probe_layers",
-                           help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
 
+def probe_settings(encoders: dict):
+    """Task, layers, training-sentence cap and dev/test size; stops when no layer is picked."""
+    a, b, c = st.columns([2, 3, 2])
+    task_name = a.selectbox(
+        "Task",
+        WORD_TASKS,
+        format_func=lambda t: TASK_LABELS.get(t, t),
+        key=persist("probe_task", WORD_TASKS[0], "task", valid=WORD_TASKS.__contains__),
+    )
+    task = TASKS[task_name]
+    a.caption(TASK_NOTES.get(task.name, task.description))
+    layers = layer_choice(encoders, b)
     cap = config.limits().max_probe_train_sentences
     presets = config.limits().train_sizes
-
-    n_train = c.select_slider(
-        "Training sentences", options=list(presets), value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap),
-        key="probe_train", help="A fixed seeded sample of the training split (the shared demo "
-        "offers these sizes only).",
-    ) if presets else c.slider(
-        "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
-        value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap), key="probe_train",
-        help=f"A fixed seeded sample of the training split (at most {cap:,} here"
-        + (" in the shared demo)." if config.demo_mode() else ")."),
-    )  # fmt: skip
-
-    n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
-    n_train = snap_to_preset(n_train, presets)  # a value set around the widget
-
+    preset_train_size(next(iter(encoders)), task, cap, presets)
+    n_train = train_size_widget(c, cap, presets)
     with st.expander("Evaluation"):
         eval_presets = config.limits().eval_sizes
         n_eval = st.selectbox(
-            "Dev and test sentences (0 = all)", list(eval_presets), key="probe_eval",
+            "Dev and test sentences (0 = all)", list(eval_presets),
+            key=persist("probe_eval", list(eval_presets)[0], valid=list(eval_presets).__contains__),
             help="Fewer makes runs faster and the intervals wider.",
         ) if eval_presets else st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
-                                 value=0, step=100, key="probe_eval",
+                                 step=100, key=persist("probe_eval", 0),
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
-
     if not layers:
         st.info("Pick at least one layer.")
         st.stop()
+    return task, layers, n_train, n_eval
 
-    def run_config(name: str) -> RunConfig:
-        top = encoders[name].info.n_layers
-        mine = tuple(x for x in sorted(layers) if x <= top)
-        return RunConfig(
-            model=name,
-            task=task.name, dataset=dataset,
-            layers=None if mine == tuple(range(top + 1)) else mine,
-            max_train_sentences=n_train, max_eval_sentences=int(n_eval) or None,
+
+def train_size_widget(column, cap: int, presets) -> int:
+    """The training-sentence cap: preset sizes in the shared demo, a slider elsewhere."""
+    default = min(DEFAULT_MAX_TRAIN_SENTENCES, cap)
+    if presets:
+        n_train = column.select_slider(
+            "Training sentences", options=list(presets),
+            key=persist("probe_train", snap_to_preset(default, presets), valid=list(presets).__contains__),
+            help="A fixed seeded sample of the training split (the shared demo offers these sizes only).",
         )  # fmt: skip
+    else:
+        n_train = column.slider(
+            "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
+            key=persist("probe_train", default, valid=lambda v: MIN_TRAIN <= v <= cap),
+            help=f"A fixed seeded sample of the training split (at most {cap:,} here).",
+        )  # fmt: skip
+    n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
+    return snap_to_preset(n_train, presets)  # a value set around the widget
 
-    configs = {n: run_config(n) for n in encoders}
 
+def precomputed_meta(name: str, task) -> dict | None:
+    """Settings of the shipped run of ``name`` on ``task`` (None when there is none)."""
+    res = read_results(RESULTS_DIR / f"{output_stem(name, task.default_dataset, task.name)}.json")
+    return None if res is None else res.meta
+
+
+def trains_like(meta: dict, max_train_sentences: int | None) -> bool:
+    """True when a cap of ``max_train_sentences`` trains on what the run in ``meta`` did:
+    the same cap, or a cap at least as large as the whole split it used ("all")."""
+    if meta.get("max_train_sentences") == max_train_sentences:
+        return True
+    used = meta.get("n_train_sentences")
+    return (
+        meta.get("max_train_sentences") is None
+        and used is not None
+        and (max_train_sentences is None or max_train_sentences >= used)
+    )
+
+
+def preset_train_size(name: str, task, cap: int, presets=None) -> None:
+    """On a change of task, start the slider where that task's shipped run was made, so that
+    the shipped results are shown as current (SemCor runs used the whole training split)."""
+    seen = st.session_state.get("_probe_task_seen")
+    st.session_state["_probe_task_seen"] = task.name
+    if seen == task.name or (seen is None and "probe_train" in st.session_state):
+        return
+    meta = precomputed_meta(name, task)
+    if meta is None:
+        return
+    size = meta.get("max_train_sentences") or meta.get("n_train_sentences")
+    if size:
+        size = MIN_TRAIN + math.ceil((int(size) - MIN_TRAIN) / 10) * 10  # on the slider's steps
+        st.session_state["probe_train"] = snap_to_preset(max(MIN_TRAIN, min(cap, size)), presets)
+
+
+def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> RunConfig:
+    """The run one model gets with the page's settings (its own layers when shallower)."""
+    top = encoder.info.n_layers
+    mine = tuple(x for x in sorted(layers) if x <= top)
+    return RunConfig(
+        model=name,
+        task=task.name, dataset=task.default_dataset,
+        layers=None if mine == tuple(range(top + 1)) else mine,
+        max_train_sentences=n_train, max_eval_sentences=int(n_eval) or None,
+    )  # fmt: skip
+
+
+def stored_results(encoders: dict, configs: dict[str, RunConfig], task):
+    """Results already on disk for each model, and which match the settings; notes shown."""
     shown: dict[str, ProbeResults] = {}
-
     current: set[str] = set()  # models whose shown results were made with the settings above
-
     notes: list[tuple[str, str | None]] = []  # (what is shown, the command that made it)
-
     with friendly_errors("Loading results"):
         for name, cfg in configs.items():
-            stored = cfg.stored_path(model_fingerprint(encoders[name]))
-            if (res := read_results(stored)) is not None:
+            res, is_current, note = stored_result(encoders[name], name, cfg, task)
+            notes.append(note)
+            if res is not None:
                 shown[name] = res
+            if is_current:
                 current.add(name)
-                t = res.meta.timing_s
-                notes.append((f"**{name}**: run in this app with these settings "
-                              f"({res.meta.n_train_sentences or '?'} training sentences; "
-                              f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None))  # fmt: skip
-                continue
-            pre = RESULTS_DIR / f"{output_stem(name, dataset, task.name)}.json"
-            if (res := read_results(pre)) is not None:
-                shown[name] = res
-                all_layers = list(range(encoders[name].info.n_layers + 1))
-                if (res.meta.layers == list(cfg.layers or all_layers)
-                        and res.meta.max_train_sentences == cfg.max_train_sentences
-                        and cfg.max_eval_sentences is None):  # fmt: skip
-                    current.add(name)
-                    note = f"**{name}**: precomputed results (`results/{pre.name}`), made with"
-                else:
-                    n_pre = res.meta.max_train_sentences
-                    layers_pre = res.meta.layers
-                    note = (
-                        f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
-                        f"({'all' if n_pre is None else n_pre} training sentences, "
-                        + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
-                        + ", all dev/test sentences); press Run for yours. Made with"
-                    )  # fmt: skip
-                notes.append((note, res.meta.command))
-            else:
-                notes.append((f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
-                              "with these settings; press Run (features are cached on disk, so only the "
-                              "first run extracts them).", None))  # fmt: skip
-
     for note, command in notes:
         st.markdown(note)
         if command:
             st.code(command, language="bash", wrap_lines=True)
+    return shown, current
 
-    # Run what is not yet computed with these settings; when everything is, run it all again.
+
+def stored_result(encoder, name: str, cfg: RunConfig, task):
+    """(results or None, made with these settings?, (note, command)) for one model."""
+    stored = cfg.stored_path(model_fingerprint(encoder))
+    if (res := read_results(stored)) is not None:
+        t = res.meta.get("timing_s", {})
+        return res, True, (f"**{name}**: run in this app with these settings "
+                           f"({res.meta.get('n_train_sentences', '?')} training sentences; "
+                           f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None)  # fmt: skip
+    pre = RESULTS_DIR / f"{output_stem(name, cfg.dataset, task.name)}.json"
+    if (res := read_results(pre)) is None:
+        return None, False, (f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
+                             "with these settings; press Run (features are cached on disk, so only the "
+                             "first run extracts them).", None)  # fmt: skip
+    all_layers = list(range(encoder.info.n_layers + 1))
+    if (res.meta.get("layers") == list(cfg.layers or all_layers)
+            and trains_like(res.meta, cfg.max_train_sentences)
+            and cfg.max_eval_sentences is None):  # fmt: skip
+        return (
+            res,
+            True,
+            (
+                f"**{name}**: precomputed results (`results/{pre.name}`), made with",
+                res.meta.get("command"),
+            ),
+        )
+    n_pre = res.meta.get("max_train_sentences")
+    layers_pre = res.meta.get("layers", [])
+    note = (
+        f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
+        f"({'all' if n_pre is None else n_pre} training sentences, "
+        + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
+        + ", all dev/test sentences); press Run for yours. Made with"
+    )  # fmt: skip
+    return res, False, (note, res.meta.get("command"))
+
+
+def estimate_seconds(cfg: RunConfig, meta: dict) -> float | None:
+    """Seconds a run of ``cfg`` should take, scaled from a shipped run's timings (``meta``)
+    by sentences encoded and layers probed; None without timings."""
+    timing = meta.get("timing_s") or {}
+    if not timing:
+        return None
+    pre_train = meta.get("n_train_sentences") or 1
+    pre_eval = (meta.get("n_dev_sentences") or 0) + (meta.get("n_test_sentences") or 0)
+    train = min(cfg.max_train_sentences or pre_train, pre_train)
+    evals = (
+        pre_eval if cfg.max_eval_sentences is None else min(2 * cfg.max_eval_sentences, pre_eval)
+    )
+    pre_layers = len(meta.get("layers") or []) or 1
+    layers = len(cfg.layers) if cfg.layers else pre_layers
+    extract = timing.get("extract", 0.0) * (train + evals) / max(1, pre_train + pre_eval)
+    fit = timing.get("fit", 0.0) * (train / pre_train) * (layers / pre_layers)
+    return extract + fit
+
+
+def run_estimate(configs: dict[str, RunConfig], label: str) -> str:
+    """What pressing the button will cost, said before it is pressed."""
+    parts, total = [], 0.0
+    for name, cfg in configs.items():
+        meta = precomputed_meta(name, TASKS[cfg.task])
+        seconds = None if meta is None else estimate_seconds(cfg, meta)
+        if seconds is None:
+            parts.append(f"{name}: no timing yet (a few minutes for thousands of sentences)")
+        else:
+            total += seconds
+            parts.append(f"{name}: ~{_duration(seconds)}")
+    head = f"**{label}** takes about {_duration(total)}" if total else f"**{label}** time unknown"
+    return (
+        f"{head} ({'; '.join(parts)}), scaled from the shipped runs' timings on 2 CPU cores; "
+        "features already extracted are reused, which makes it shorter."
+    )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, current: set) -> None:
+    """The Run button: probes what is not yet computed with these settings (else all again).
+
+    The run goes on in the background (:mod:`ui.background`): a change of page does not
+    cancel it, and its progress is shown again on return.
+    """
+    key = background.session_key("probe")
+    ended = background.collect(key)
+    if ended is not None:
+        st.session_state["_probe_error"] = ended.error
+    if (error := st.session_state.get("_probe_error")) is not None:
+        with friendly_errors("Probing"):  # after a failure the error stays in view
+            raise error
     to_run = [n for n in configs if n not in current] or list(configs)
-
     label = "Run again" if len(current) == len(configs) else "Run"
+    running = background.get(key)
+    if running is None:
+        st.caption(run_estimate({n: configs[n] for n in to_run}, label))
+    clicked = st.button(label, type="primary", key="probe_run", disabled=running is not None,
+                        help="Extract features (cached on disk) and fit the probes with the settings above."
+                        " The run goes on if you change page.")  # fmt: skip
+    if clicked and running is None:
+        st.session_state["_probe_error"] = None
+        jobs = {n: configs[n] for n in to_run}
+        background.start(key, "Probing", lambda sink: probe_models(encoders, jobs, sink))
+        running = background.get(key)
+    if running is not None:
+        note = "" if clicked else "Your probe run is still going; it goes on if you change page."
+        background.show_progress(key, note)
 
-    if st.button(label, type="primary", key="probe_run",
-                 help="Extract features (cached on disk) and fit the probes with the settings above."):  # fmt: skip
-        bar = st.progress(0.0, text="Waiting for a free slot…")
-        finished = []
-        with friendly_errors("Probing"), heavy_job("Probing"):
-            for i, name in enumerate(to_run):
-                cfg = configs[name]
-                res = probe_run.probe_layers(
-                    encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
-                    progress=progress_callback(bar, name, i, len(to_run)),
-                    max_train_sentences=cfg.max_train_sentences,
-                    max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
-                )  # fmt: skip
-                res.meta.command = "Probing page: " + ", ".join(
-                    f"{k}={v}" for k, v in asdict(cfg).items()
-                )
-                save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
-                shown[name] = res
-                finished.append(name)
-        bar.empty()
-        # Redraw from the stored files so that the notes above say what is now shown; after a
-        # failure stay on this run, so that its error message stays in view.
-        if len(finished) == len(to_run):
-            st.rerun()
 
-    if shown:
-        runs = [shown[n] for n in configs if n in shown]
-        stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
-        with friendly_errors("Drawing the results"):
-            show_results(runs, stem, "probe")
+def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[str]:
+    """Probe each model with its settings and store the results (a background thread)."""
+    finished = []
+    for i, (name, cfg) in enumerate(configs.items()):
+        res = probe_run.probe_layers(
+            encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
+            progress=progress_callback(sink, name, i, len(configs)),
+            max_train_sentences=cfg.max_train_sentences,
+            max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
+        )  # fmt: skip
+        res.meta.command = "Probing page: " + ", ".join(f"{k}={v}" for k, v in asdict(cfg).items())
+        save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
+        finished.append(name)
+    return finished
 
-    st.divider()
 
-    probing_sweep.render(show_results, friendly_errors)
+@st.cache_data(max_entries=4, show_spinner=False)
+def read_upload(data: bytes, name: str) -> list[Sentence]:
+    return read_conllu_upload(data, config.limits().max_upload_bytes, name=name)
 
-    st.divider()
 
+def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: int) -> None:
+    """UPOS probes on the user's own CoNLL-U file, held-out every TEST_EVERY-th sentence."""
     st.subheader("Your own data: UPOS on a CoNLL-U file")
-
     max_mb = config.limits().max_upload_bytes / (1024 * 1024)
-
     st.caption(
         f"Upload a CoNLL-U file (UTF-8, up to {max_mb:g} MB) with UPOS tags in the 4th column. Every "
         f"{TEST_EVERY}th sentence (the 5th, 10th, … in file order) is held out for testing, the "
@@ -380,43 +502,37 @@ def render() -> None:
         "first sentences) are encoded. Probes choose their regularisation on 10 % of the training "
         "words."
     )
-
     upload = st.file_uploader("CoNLL-U file", type=["conllu", "conll", "txt"], key="probe_upload",
                               max_upload_size=max(1, math.ceil(max_mb)))  # fmt: skip
-
-    @st.cache_data(max_entries=4, show_spinner=False)
-    def read_upload(data: bytes, name: str) -> list[Sentence]:
-        return read_conllu_upload(data, config.limits().max_upload_bytes, name=name)
-
-    if upload is not None:
-        sentences = None
-        data = upload.getvalue()
-        with friendly_errors("Reading the file"):
-            sentences = read_upload(data, upload.name)
-        if sentences:
-            n_test = len(sentences) // TEST_EVERY
-            st.markdown(f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
-                        f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
-                        f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
-            digest = hashlib.sha256(data).hexdigest()[:16]
-            key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
-            done: dict = st.session_state.setdefault("probe_upload_results", {})
-            if st.button(
-                f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"
-            ):
-                bar = st.progress(0.0, text="Waiting for a free slot…")
-                with friendly_errors("Probing the upload"), heavy_job("Probing"):
-                    runs = []
-                    for i, name in enumerate(configs):
-                        enc = encoders[name]
-                        mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
-                        runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
-                                                 progress=progress_callback(bar, name, i, len(configs)),
-                                                 name=upload.name))  # fmt: skip
-                    done.clear()  # keep one upload's results per session, not every one tried
-                    done[key] = runs
-                bar.empty()
-            if key in done:
-                stem = "__".join(output_stem(r.model, "upload", "pos") for r in done[key])
-                with friendly_errors("Drawing the results"):
-                    show_results(done[key], stem, "upload")
+    if upload is None:
+        return
+    sentences = None
+    data = upload.getvalue()
+    with friendly_errors("Reading the file"):
+        sentences = read_upload(data, upload.name)
+    if not sentences:
+        return
+    n_test = len(sentences) // TEST_EVERY
+    st.markdown(f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
+                f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
+                f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
+    done: dict = st.session_state.setdefault("probe_upload_results", {})
+    if st.button(f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"):
+        bar = st.progress(0.0, text="Waiting for a free slot…")
+        with friendly_errors("Probing the upload"), heavy_job("Probing"):
+            runs = []
+            for i, name in enumerate(configs):
+                enc = encoders[name]
+                mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
+                runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
+                                                       progress=progress_callback(bar, name, i, len(configs)),
+                                                       name=upload.name))  # fmt: skip
+            done.clear()  # keep one upload's results per session, not every one tried
+            done[key] = runs
+        bar.empty()
+    if key in done:
+        stem = "__".join(output_stem(r.model, "upload", "pos") for r in done[key])
+        with friendly_errors("Drawing the results"):
+            show_results(done[key], stem, "upload")

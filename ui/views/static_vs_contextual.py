@@ -35,6 +35,14 @@ from probing.analyses.sense_geometry import (
     separability,
     warm_up_umap,
 )
+from probing.analyses.sense_pairs import (
+    semcor_examples,
+    semcor_vocabulary,
+    sense_neighbours,
+    sense_pair_table,
+    short_gloss,
+    split_sense_labels,
+)
 from probing.analyses.static_vectors import StaticVectors, load_static_vectors
 from probing.datasets.registry import corpus_names
 from probing.encoding import STATIC
@@ -46,6 +54,7 @@ from probing.figures.contextual import (
     separability_figure,
     similarity_by_layer_figure,
 )
+from probing.figures.sense_pairs import sense_pairs_figure
 from ui.common import (
     friendly_errors,
     get_encoder,
@@ -55,6 +64,7 @@ from ui.common import (
     page_header,
 )
 from ui.jobs import heavy_job
+from ui.state import persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
 She opened a bank account to save money.
@@ -77,6 +87,19 @@ def neighbours(
     encoder = load_model(model)
     return nearest_neighbours(comparison(model, text, target, picks), ud_vocabulary(encoder), k=5,
                               exclude=[target.strip()] if skip_target else [])  # fmt: skip
+
+
+SEMCOR_POOL = 3000 if config.demo_mode() else 8000
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def semcor_neighbours(
+    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool
+) -> pd.DataFrame:
+    """Nearest sense-tagged SemCor occurrences (cached per input)."""
+    pool = semcor_vocabulary(load_model(model), SEMCOR_POOL)
+    return sense_neighbours(comparison(model, text, target, picks), pool, k=5,
+                            exclude=[target.strip()] if skip_target else [])  # fmt: skip
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -139,299 +162,403 @@ def render() -> None:
         "gives each occurrence its own vector in every layer. Compare occurrences, watch senses "
         "separate, and measure how contextual each layer is (Ethayarajh 2019).",
     )
+    encoders = picked_encoders()
+    models = list(encoders)
+    view = st.radio("Analysis", VIEWS, horizontal=True, key="sc_view", label_visibility="collapsed")
+    if view == VIEWS[0]:
+        compare_section(models)
+    elif view == VIEWS[1]:
+        sense_section(models)
+    elif view == VIEWS[2]:
+        contextuality_section(models, encoders)
+    else:
+        static_vectors_section()
 
+
+def picked_encoders() -> dict:
+    """The sidebar's models, loaded; stops the page when none could be."""
     names = model_picker()
-
     if not names:
         st.info("Pick a model in the sidebar.")
         st.stop()
-
     encoders = {n: e for n in names if (e := get_encoder(n)) is not None}
-
     if not encoders:
         st.stop()
+    return encoders
 
-    models = list(encoders)
 
-    view = st.radio("Analysis", VIEWS, horizontal=True, key="sc_view", label_visibility="collapsed")
+# -- compare occurrences ---------------------------------------------------------------------
 
-    # -- compare occurrences -----------------------------------------------------------------
-    if view == VIEWS[0]:
-        left, right = st.columns([3, 1])
-        text = left.text_area(
-            "Sentences, one per line",
-            DEFAULT_TEXT,
-            height=130,
-            max_chars=config.limits().max_chars,
-            key="sc_text",
+
+def fill_semcor() -> None:
+    """Button callback: SemCor sentences of the target, labelled with their senses."""
+    with friendly_errors("Finding SemCor sentences"):
+        st.session_state["sc_text"] = semcor_examples(st.session_state.get("sc_target", "bank"))
+
+
+def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
+    """Sentences (their ``| sense`` labels taken off), target word, the picked occurrences
+    and each sentence's sense label; stops the page when unusable."""
+    left, right = st.columns([3, 1])
+    text = left.text_area(
+        "Sentences, one per line",
+        height=130,
+        max_chars=config.limits().max_chars,
+        key=persist("sc_text", DEFAULT_TEXT, param="sentence"),
+        help="End a line with “| label” to say which sense it uses (e.g. “| river”): pairs "
+        "then count as same-sense or different-sense.",
+    )
+    left.button("SemCor sentences of the target, with their senses", on_click=fill_semcor,
+                key="sc_semcor", help="Three SemCor sentences for each of its two most frequent noun senses.")  # fmt: skip
+    text, labels = split_sense_labels(text)
+    target = right.text_input("Target word", key=persist("sc_target", "bank"),
+                              help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
+    found = None
+    with friendly_errors("Finding the occurrences"):
+        if len(split_lines(text)) > config.limits().max_sentences:
+            st.error(f"At most {config.limits().max_sentences} sentences here, please.")
+        else:
+            words, found = locate(text, target)
+    if not found:
+        st.stop()
+    labels = [o.label(words[o.sentence]) for o in found]
+    picks = st.multiselect(
+        "Occurrences to compare", range(len(found)), default=list(range(min(len(found), 10))),
+        format_func=lambda i: labels[i], key=f"sc_picks_{hash((text, target))}",
+    )  # fmt: skip
+    if len(picks) < 2:
+        st.warning("Pick at least two occurrences to compare.")
+        st.stop()
+    return text, target, picks, labels
+
+
+def compare_section(models: list[str]) -> None:
+    """Occurrences of one word compared layer by layer, as curves, heatmaps and neighbours."""
+    text, target, picks, labels = occurrence_inputs()
+    comps: list[OccurrenceComparison] = []
+    with friendly_errors("Comparing the occurrences"), st.spinner("Encoding…"):
+        comps = [comparison(m, text, target, tuple(sorted(picks))) for m in models]
+    if not comps:
+        st.stop()
+    similarity_curves(comps, target, labels)
+    pair_heatmaps(comps)
+    neighbours_section(models, text, target, picks)
+
+
+def static_notes(comps: list[OccurrenceComparison], target: str) -> list[str]:
+    """One note per static reference: each model's own static vectors and loaded GloVe."""
+    notes = []
+    for c in comps:
+        ref = sorted({round(float(c.static_similarity[i, j]), 3) for i, j in c.pairs()})
+        span = f"{ref[0]:.3f}" if len(ref) == 1 else f"{ref[0]:.3f}–{ref[-1]:.3f}"
+        notes.append(
+            f"**{c.model}** static vectors: cosine {span} between the occurrences (computed)"
         )
-        target = right.text_input("Target word", "bank", key="sc_target",
-                                  help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
-        found = None
-        with friendly_errors("Finding the occurrences"):
-            if len(split_lines(text)) > config.limits().max_sentences:
-                st.error(f"At most {config.limits().max_sentences} sentences here, please.")
-            else:
-                words, found = locate(text, target)
-        if not found:
-            st.stop()
-        labels = [o.label(words[o.sentence]) for o in found]
-        picks = st.multiselect(
-            "Occurrences to compare", range(len(found)), default=list(range(min(len(found), 10))),
-            format_func=lambda i: labels[i], key=f"sc_picks_{hash((text, target))}",
-        )  # fmt: skip
-        if len(picks) < 2:
-            st.warning("Pick at least two occurrences to compare.")
-            st.stop()
-        comps: list[OccurrenceComparison] = []
-        with friendly_errors("Comparing the occurrences"), st.spinner("Encoding…"):
-            comps = [comparison(m, text, target, tuple(sorted(picks))) for m in models]
-        if not comps:
-            st.stop()
-
-        show = st.radio("Lines", ["every pair", "mean over pairs"], horizontal=True, key="sc_lines")
-        st.plotly_chart(similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs"),
-                        key="sc_sim_chart")  # fmt: skip
-        notes = []
-        for c in comps:
-            ref = sorted({round(float(c.static_similarity[i, j]), 3) for i, j in c.pairs()})
-            span = f"{ref[0]:.3f}" if len(ref) == 1 else f"{ref[0]:.3f}–{ref[-1]:.3f}"
+    glove = loaded_static()
+    if glove is not None:
+        gname = os.path.basename(glove.source)
+        occ_words = [o.word for o in comps[0].occurrences]
+        if all(w in glove for w in occ_words):
+            gsim = cosine_matrix(np.stack([glove.vector(w) for w in occ_words]))
             notes.append(
-                f"**{c.model}** static vectors: cosine {span} between the occurrences (computed)"
-            )
-        glove = loaded_static()
-        if glove is not None:
-            gname = os.path.basename(glove.source)
-            occ_words = [o.word for o in comps[0].occurrences]
-            if all(w in glove for w in occ_words):
-                gsim = cosine_matrix(np.stack([glove.vector(w) for w in occ_words]))
-                notes.append(
-                    f"**{gname}**: cosine {gsim[np.triu_indices(len(occ_words), 1)].min():.3f}"
-                )
-            else:
-                notes.append(f"*{target}* is not in {gname}")
-        st.caption(
-            "; ".join(notes) + ". A static vector is the same for every occurrence of a word type, so "
-            "its similarity is 1 (a cased model's 'Bank' and 'bank' are two types). "
-            + ("The models differ in depth, so x is relative depth (layer ÷ number of layers): "
-               "the same fraction of the way up lines up across models; hover for the real layer."
-               if by_depth([c.pair_table() for c in comps]) else "Layer 0 is the model's input layer.")
-        )  # fmt: skip
-
-        st.subheader("All pairs at one layer")
-        # One model: the heatmap beside the occurrence list (a 4 × 4 map needs no full width).
-        cols = st.columns([3, 2]) if len(comps) == 1 else st.columns(len(comps))
-        for col, c in zip(cols, comps, strict=False):
-            k = col.select_slider("Layer", options=[STATIC, *range(c.n_layers + 1)], value=c.n_layers,
-                                  format_func=lambda k, c=c: layer_label(c.layer_names, k), key=f"sc_hm_{c.model}")  # fmt: skip
-            col.plotly_chart(occurrence_heatmap_figure(c, k), key=f"sc_heatmap_{c.model}")
-        with cols[-1] if len(comps) == 1 else st.expander("Occurrences"):
-            st.markdown("\n".join(f"- **{short}**: {lab.split(': ', 1)[1]}" for short, lab in
-                                  zip(comps[0].short_labels, comps[0].labels, strict=True)))  # fmt: skip
-
-        st.subheader("Nearest neighbours")
-        st.caption(
-            "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
-            "UD-EWT train (encoded once per model and server). Each word appears once with its "
-            "best cosine; the CSV also has each neighbour's context."
-        )
-        a, b = st.columns(2)
-        skip_target = b.toggle(f"Leave out *{target.strip()}* itself", value=True, key="sc_nn_skip",
-                               help="Its other occurrences in the corpus would otherwise top every list.")  # fmt: skip
-        if a.toggle("Show nearest neighbours", value=True, key="sc_nn"):
-            for m in models:
-                table = None
-                with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
-                        st.spinner(f"Encoding the neighbour vocabulary for {m} (once per server)…"):  # fmt: skip
-                    table = neighbours(m, text, target, tuple(sorted(picks)), skip_target)
-                if table is None:
-                    continue
-                table = table.assign(
-                    cell=table["word"] + " " + table["cosine"].map("{:.2f}".format)
-                )
-                wide = (table.groupby(["layer", "layer_name", "occurrence"], sort=False)["cell"]
-                        .agg(" · ".join).unstack("occurrence"))  # fmt: skip
-                wide.index = [name for _, name in wide.index]
-                if len(models) > 1:
-                    st.markdown(f"**{m}**")
-                st.dataframe(wide, width="stretch")
-                st.download_button("CSV", table.drop(columns="cell").to_csv(index=False),
-                                   file_name=f"neighbours_{m.replace('/', '_')}.csv", key=f"sc_nn_csv_{m}")  # fmt: skip
-
-    # -- sense geometry ----------------------------------------------------------------------
-    elif view == VIEWS[1]:
-        a, b, c, d = st.columns([2, 1, 1, 1])
-        lemma = a.text_input("Lemma (SemCor)", "bank", key="sc_lemma",
-                             help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
-        pos = b.selectbox(
-            "Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key="sc_pos"
-        )
-        method = c.radio("Map", ["PCA", "UMAP"], horizontal=True, key="sc_method",
-                         help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
-                              "use per server also compiles it).").lower()  # fmt: skip
-        cap = d.number_input(
-            "Max occurrences", 20, config.limits().max_lemma_occurrences, 300, step=50, key="sc_cap"
-        )
-        st.caption("Try " + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
-                   + ". Senses seen fewer than twice are left out.")  # fmt: skip
-        user_text = st.text_area("Your sentences, placed into the same map (★)", DEFAULT_TEXT, height=100,
-                                 max_chars=config.limits().max_chars, key="sc_user_text")  # fmt: skip
-        tables = []
-        with friendly_errors("Collecting the lemma's occurrences"), heavy_job("Sense geometry"), \
-                st.spinner("Reading SemCor and encoding the lemma's sentences…"):  # fmt: skip
-            tables = [sense_table(m, lemma, pos, int(cap)) for m in models]
-        if not tables:
-            st.stop()
-        n_layers = {m: int(t["layer"].max()) for m, t in zip(models, tables, strict=True)}
-        first = tables[0]
-        layer_names = first.set_index("layer")["layer_name"].to_dict()
-        layer = st.select_slider(
-            "Layer", options=[STATIC, *range(n_layers[models[0]] + 1)], value=n_layers[models[0]],
-            format_func=lambda k: layer_label(layer_names, k), key="sc_sense_layer",
-            help="With two models of different depth, the second shows the same relative depth.",
-        )  # fmt: skip
-        cols = st.columns(len(models))
-        for col, m in zip(cols, models, strict=True):
-            k = (
-                layer
-                if layer == STATIC or n_layers[m] == n_layers[models[0]]
-                else round(layer / n_layers[models[0]] * n_layers[m])
-            )
-            points = None
-            with (
-                friendly_errors("Drawing the map"),
-                heavy_job("Sense map"),
-                st.spinner(f"{method.upper()} of {m}…"),
-            ):
-                warm = warm_up_umap() if method == "umap" else 0.0
-                points = sense_map(m, lemma, pos, int(cap), k, method, user_text)
-            if points is None:
-                continue
-            name = "static" if k == STATIC else f"layer {k}"
-            col.plotly_chart(sense_map_figure(
-                points["coords"], points["senses"], points["glosses"], points["contexts"],
-                points["user_coords"], points["user_labels"], title=f"{m}: {lemma} ({POS_NAMES[pos]}), {name}, {method.upper()}",
-            ), key=f"sc_map_{m}")  # fmt: skip
-            dropped = ", ".join(f"{s} ×{n}" for s, n in points["dropped"].items())
-            col.caption(
-                f"{len(points['senses'])} of {points['n_found']} SemCor occurrences"
-                + (f" (left out, too rare: {dropped})" if dropped else "")
-                + f". {method.upper()} fit {points['seconds']:.2f} s"
-                + (f"; UMAP compiled first in {warm:.1f} s (once per server)" if warm else "")
-                + ("" if points["user_coords"] is not None else f". None of your sentences uses *{lemma}*.")
-            )  # fmt: skip
-
-        st.subheader("How well the senses separate, per layer")
-        st.plotly_chart(separability_figure(tables), key="sc_sep_chart")
-        table = pd.concat(tables, ignore_index=True)
-        glove = loaded_static()
-        if glove is not None:
-            with friendly_errors("Scoring the static vectors"):
-                occ = lemma_occurrences(lemma, pos, max_occurrences=int(cap))
-                table = pd.concat([table, pd.DataFrame([external_separability(glove, occ, os.path.basename(glove.source))])],
-                                  ignore_index=True)  # fmt: skip
-        st.dataframe(table.drop(columns=["depth"]).round(3), width="stretch", hide_index=True)
-        st.caption(
-            "1-NN accuracy: each occurrence gets the sense of its most similar other occurrence "
-            "(cosine, leave-one-out; ties count fractionally, so identical static vectors score "
-            "chance). Silhouette: cosine distance, −1…1. Static = the model's context-free vectors; "
-            "they differ between occurrences only where the word form does (bank / banks)."
-        )
-        st.download_button(
-            "CSV",
-            table.to_csv(index=False),
-            file_name=f"separability_{lemma}.csv",
-            key="sc_sep_csv",
-        )
-
-    # -- contextuality -----------------------------------------------------------------------
-    elif view == VIEWS[2]:
-        st.markdown(
-            "Over a corpus sample, per layer (Ethayarajh 2019): **self-similarity** (mean cosine "
-            "between a word type's occurrences in different sentences, types seen ≥ 5 times), "
-            "**intra-sentence similarity** (cosine between each word and its sentence's mean), and "
-            "**maximum explainable variance** (share of a type's occurrence matrix explained by its "
-            "first principal component). Dotted: the anisotropy baseline from random word "
-            "occurrences; below, each metric minus its baseline."
-        )
-        a, b = st.columns([1, 1])
-        dataset = a.selectbox("Corpus", corpus_names(), key="sc_ctx_data")
-        n = int(
-            b.number_input(
-                "Sentences (seeded sample of train)",
-                20,
-                config.limits().max_contextuality_sentences,
-                200,
-                step=50,
-                key="sc_ctx_n",
-            )
-        )
-        results = corpus_results()
-        if st.button(f"Compute over {n} sentences", key="sc_ctx_run", type="primary"):
-            for m in models:
-                bar = st.progress(0.0, text=f"{m}: encoding…")
-                with friendly_errors("Computing contextuality"), heavy_job("Contextuality"):
-                    results[(m, dataset, n)] = corpus_contextuality(
-                        encoders[m], dataset, "train", n,
-                        progress=lambda done, total, m=m, bar=bar: bar.progress(done / total, text=f"{m}: {done}/{total} sentences"),
-                    )  # fmt: skip
-                bar.empty()
-        tables = [results[(m, dataset, n)] for m in models if (m, dataset, n) in results]
-        if not tables:
-            st.caption(
-                "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
+                f"**{gname}**: cosine {gsim[np.triu_indices(len(occ_words), 1)].min():.3f}"
             )
         else:
-            st.plotly_chart(contextuality_figure(tables), key="sc_ctx_chart")
-            table = pd.concat(tables, ignore_index=True)
-            st.dataframe(table.round(3), width="stretch", hide_index=True)
-            st.download_button(
-                "CSV", table.to_csv(index=False), file_name="contextuality.csv", key="sc_ctx_csv"
-            )
+            notes.append(f"*{target}* is not in {gname}")
+    return notes
 
-    # -- GloVe / word2vec --------------------------------------------------------------------
+
+def similarity_curves(
+    comps: list[OccurrenceComparison], target: str, labels: list[str | None]
+) -> None:
+    """Cosine between occurrences per layer: every pair, their mean, or (where senses are
+    labelled) the mean of same-sense and of different-sense pairs."""
+    tables = [sense_pair_table(c, labels) for c in comps]
+    options = ["every pair", "mean over pairs"]
+    if all(len(t) for t in tables):
+        options.insert(0, "same vs different sense")
+    if st.session_state.get("sc_lines") not in options:
+        st.session_state["sc_lines"] = options[0]
+    show = st.radio("Lines", options, horizontal=True, key="sc_lines")
+    if show == "same vs different sense":
+        fig = sense_pairs_figure(tables)
     else:
-        st.markdown(
-            "Every model's own static vectors (BERT: the input word-piece embedding; ELMo: the "
-            "character-CNN token layer) are the *static* line and row in the other views. Here you "
-            "can add static vectors you know — GloVe or word2vec in text format — from a file on "
-            "this machine; they then also appear in the sense-geometry table."
+        fig = similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs")
+    st.plotly_chart(fig, key="sc_sim_chart")
+    notes = static_notes(comps, target)
+    st.caption(
+        "; ".join(notes) + ". A static vector is the same for every occurrence of a word type, so "
+        "its similarity is 1 (a cased model's 'Bank' and 'bank' are two types). "
+        + ("The models differ in depth, so x is relative depth (layer ÷ number of layers): "
+           "the same fraction of the way up lines up across models; hover for the real layer."
+           if by_depth([c.pair_table() for c in comps]) else "Layer 0 is the model's input layer.")
+    )  # fmt: skip
+
+
+def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
+    """All pairs' cosines at one chosen layer, one heatmap per model."""
+    st.subheader("All pairs at one layer")
+    # One model: the heatmap beside the occurrence list (a 4 × 4 map needs no full width).
+    cols = st.columns([3, 2]) if len(comps) == 1 else st.columns(len(comps))
+    for col, c in zip(cols, comps, strict=False):
+        k = col.select_slider("Layer", options=[STATIC, *range(c.n_layers + 1)], value=c.n_layers,
+                              format_func=lambda k, c=c: layer_label(c.layer_names, k), key=f"sc_hm_{c.model}")  # fmt: skip
+        col.plotly_chart(occurrence_heatmap_figure(c, k), key=f"sc_heatmap_{c.model}")
+    with cols[-1] if len(comps) == 1 else st.expander("Occurrences"):
+        st.markdown("\n".join(f"- **{short}**: {lab.split(': ', 1)[1]}" for short, lab in
+                              zip(comps[0].short_labels, comps[0].labels, strict=True)))  # fmt: skip
+
+
+def neighbours_section(models: list[str], text: str, target: str, picks: list[int]) -> None:
+    """Nearest word occurrences of each picked occurrence, per layer and model."""
+    st.subheader("Nearest neighbours")
+    a, b, c = st.columns([2, 2, 3])
+    semcor = (
+        c.radio("Among", ["SemCor (sense-tagged)", "UD-EWT"], horizontal=True, key="sc_nn_pool")
+        != "UD-EWT"
+    )
+    st.caption(
+        (f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
+         "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
+         "model and server; the first time takes a minute). Each word and sense appears once "
+         "with its best cosine." if semcor else
+         "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
+         "UD-EWT train (encoded once per model and server). Each word appears once with its "
+         "best cosine.") + " The CSV also has each neighbour's context."
+    )  # fmt: skip
+    skip_target = b.toggle(f"Leave out *{target.strip()}* itself", value=not semcor,
+                           key="sc_nn_skip_semcor" if semcor else "sc_nn_skip",
+                           help="Its other occurrences in the corpus would otherwise top every list; "
+                           "with senses shown they tell which sense each layer sides with.")  # fmt: skip
+    if not a.toggle("Show nearest neighbours", value=True, key="sc_nn"):
+        return
+    find = semcor_neighbours if semcor else neighbours
+    for m in models:
+        table = None
+        with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
+                st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"):  # fmt: skip
+            table = find(m, text, target, tuple(sorted(picks)), skip_target)
+        if table is not None:
+            neighbour_table(table, m, several=len(models) > 1)
+
+
+def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
+    """Layers × occurrences, each cell the neighbours with their cosines; CSV below."""
+    cell = table["word"] + " " + table["cosine"].map("{:.2f}".format)
+    if "gloss" in table:  # the neighbour's sense, readably
+        cell += table["gloss"].map(lambda g: f" ({short_gloss(g, 28)})" if g else "")
+    table = table.assign(cell=cell)
+    wide = (table.groupby(["layer", "layer_name", "occurrence"], sort=False)["cell"]
+            .agg(" · ".join).unstack("occurrence"))  # fmt: skip
+    wide.index = [name for _, name in wide.index]
+    if several:
+        st.markdown(f"**{model}**")
+    st.dataframe(wide, width="stretch")
+    st.download_button("CSV", table.drop(columns="cell").to_csv(index=False),
+                       file_name=f"neighbours_{model.replace('/', '_')}.csv", key=f"sc_nn_csv_{model}")  # fmt: skip
+
+
+# -- sense geometry --------------------------------------------------------------------------
+
+
+def sense_inputs() -> tuple[str, str, str, int, str]:
+    """Lemma, part of speech, map method, occurrence cap and the user's own sentences."""
+    a, b, c, d = st.columns([2, 1, 1, 1])
+    lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank"),
+                         help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
+    pos = b.selectbox(
+        "Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key=persist("sc_pos", "n")
+    )
+    method = c.radio("Map", ["PCA", "UMAP"], horizontal=True, key="sc_method",
+                     help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
+                          "use per server also compiles it).").lower()  # fmt: skip
+    cap = d.number_input(
+        "Max occurrences", 20, config.limits().max_lemma_occurrences, 300, step=50, key="sc_cap"
+    )
+    st.caption("Try " + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
+               + ". Senses seen fewer than twice are left out.")  # fmt: skip
+    user_text = st.text_area("Your sentences, placed into the same map (★)", DEFAULT_TEXT, height=100,
+                             max_chars=config.limits().max_chars, key="sc_user_text")  # fmt: skip
+    return lemma, pos, method, int(cap), user_text
+
+
+def sense_section(models: list[str]) -> None:
+    """A lemma's SemCor occurrences: a map per model at one layer, separability per layer."""
+    lemma, pos, method, cap, user_text = sense_inputs()
+    tables = []
+    with friendly_errors("Collecting the lemma's occurrences"), heavy_job("Sense geometry"), \
+            st.spinner("Reading SemCor and encoding the lemma's sentences…"):  # fmt: skip
+        tables = [sense_table(m, lemma, pos, cap) for m in models]
+    if not tables:
+        st.stop()
+    n_layers = {m: int(t["layer"].max()) for m, t in zip(models, tables, strict=True)}
+    layer_names = tables[0].set_index("layer")["layer_name"].to_dict()
+    layer = st.select_slider(
+        "Layer", options=[STATIC, *range(n_layers[models[0]] + 1)], value=n_layers[models[0]],
+        format_func=lambda k: layer_label(layer_names, k), key="sc_sense_layer",
+        help="With two models of different depth, the second shows the same relative depth.",
+    )  # fmt: skip
+    for col, m in zip(st.columns(len(models)), models, strict=True):
+        k = (
+            layer
+            if layer == STATIC or n_layers[m] == n_layers[models[0]]
+            else round(layer / n_layers[models[0]] * n_layers[m])
         )
-        if config.demo_mode():
-            st.info("The shared demo does not read files from the server; run ContextLens locally "
-                    "to load GloVe or word2vec vectors.")  # fmt: skip
-            st.stop()
-        a, b = st.columns([3, 1])
-        path = a.text_input("Vectors file (GloVe .txt, word2vec text .txt/.vec, optionally .gz)", key="sc_static_path",
-                            placeholder="~/data/glove.6B.300d.txt")  # fmt: skip
-        max_words = int(
-            b.number_input(
-                "Read the first … words", 1000, 3_000_000, 200_000, step=50_000, key="sc_static_max"
-            )
+        with col:
+            sense_map_panel(m, lemma, pos, cap, k, method, user_text)
+    separability_section(tables, lemma, pos, cap)
+
+
+def sense_map_panel(
+    m: str, lemma: str, pos: str, cap: int, k: int, method: str, user_text: str
+) -> None:
+    """One model's map of the lemma's occurrences at layer ``k``, with a caption."""
+    points = None
+    with (
+        friendly_errors("Drawing the map"),
+        heavy_job("Sense map"),
+        st.spinner(f"{method.upper()} of {m}…"),
+    ):
+        warm = warm_up_umap() if method == "umap" else 0.0
+        points = sense_map(m, lemma, pos, cap, k, method, user_text)
+    if points is None:
+        return
+    name = "static" if k == STATIC else f"layer {k}"
+    st.plotly_chart(sense_map_figure(
+        points["coords"], points["senses"], points["glosses"], points["contexts"],
+        points["user_coords"], points["user_labels"], title=f"{m}: {lemma} ({POS_NAMES[pos]}), {name}, {method.upper()}",
+    ), key=f"sc_map_{m}")  # fmt: skip
+    dropped = ", ".join(f"{s} ×{n}" for s, n in points["dropped"].items())
+    st.caption(
+        f"{len(points['senses'])} of {points['n_found']} SemCor occurrences"
+        + (f" (left out, too rare: {dropped})" if dropped else "")
+        + f". {method.upper()} fit {points['seconds']:.2f} s"
+        + (f"; UMAP compiled first in {warm:.1f} s (once per server)" if warm else "")
+        + ("" if points["user_coords"] is not None else f". None of your sentences uses *{lemma}*.")
+    )  # fmt: skip
+
+
+def separability_section(tables: list[pd.DataFrame], lemma: str, pos: str, cap: int) -> None:
+    """1-NN accuracy and silhouette of the senses per layer: figure, table, CSV."""
+    st.subheader("How well the senses separate, per layer")
+    st.plotly_chart(separability_figure(tables), key="sc_sep_chart")
+    table = pd.concat(tables, ignore_index=True)
+    glove = loaded_static()
+    if glove is not None:
+        with friendly_errors("Scoring the static vectors"):
+            occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
+            table = pd.concat([table, pd.DataFrame([external_separability(glove, occ, os.path.basename(glove.source))])],
+                              ignore_index=True)  # fmt: skip
+    st.dataframe(table.drop(columns=["depth"]).round(3), width="stretch", hide_index=True)
+    st.caption(
+        "1-NN accuracy: each occurrence gets the sense of its most similar other occurrence "
+        "(cosine, leave-one-out; ties count fractionally, so identical static vectors score "
+        "chance). Silhouette: cosine distance, −1…1. Static = the model's context-free vectors; "
+        "they differ between occurrences only where the word form does (bank / banks)."
+    )
+    st.download_button(
+        "CSV", table.to_csv(index=False), file_name=f"separability_{lemma}.csv", key="sc_sep_csv"
+    )
+
+
+# -- contextuality ---------------------------------------------------------------------------
+
+
+def contextuality_section(models: list[str], encoders: dict) -> None:
+    """Ethayarajh's (2019) measures over a corpus sample, computed on request."""
+    st.markdown(
+        "Over a corpus sample, per layer (Ethayarajh 2019): **self-similarity** (mean cosine "
+        "between a word type's occurrences in different sentences, types seen ≥ 5 times), "
+        "**intra-sentence similarity** (cosine between each word and its sentence's mean), and "
+        "**maximum explainable variance** (share of a type's occurrence matrix explained by its "
+        "first principal component). Dotted: the anisotropy baseline from random word "
+        "occurrences; below, each metric minus its baseline."
+    )
+    a, b = st.columns([1, 1])
+    dataset = a.selectbox("Corpus", corpus_names(), key="sc_ctx_data")
+    n = int(
+        b.number_input(
+            "Sentences (seeded sample of train)",
+            20,
+            config.limits().max_contextuality_sentences,
+            200,
+            step=50,
+            key="sc_ctx_n",
         )
-        if path.strip():
-            with friendly_errors("Loading the vectors"), st.spinner("Reading the vectors…"):
-                full = os.path.expanduser(path.strip())
-                mtime = os.path.getmtime(full) if os.path.isfile(full) else 0.0
-                static_vectors(full, mtime, max_words)
-                st.session_state["sc_static_spec"] = (full, mtime, max_words)
-        glove = loaded_static()
-        if glove is None:
-            st.caption("No vectors loaded.")
-            st.stop()
-        st.success(f"{len(glove):,} words × {glove.dim} dims from {glove.source}")
-        words = st.text_input(
-            "Words", "bank river money loan account", key="sc_static_words"
-        ).split()
-        found = [w for w in words if w in glove]
-        missing = [w for w in words if w not in glove]
-        if missing:
-            st.warning("Not in the static vocabulary: " + ", ".join(map(md_text, missing)))
-        cols = st.columns(max(1, min(len(found), 4)))
-        for i, w in enumerate(found):
-            col = cols[i % len(cols)]
-            col.markdown(f"**{md_text(w)}** — nearest words")
-            col.dataframe(
-                pd.DataFrame(glove.most_similar(w, 8), columns=["word", "cosine"]).round(3),
-                hide_index=True,
-            )
+    )
+    results = corpus_results()
+    if st.button(f"Compute over {n} sentences", key="sc_ctx_run", type="primary"):
+        for m in models:
+            bar = st.progress(0.0, text=f"{m}: encoding…")
+            with friendly_errors("Computing contextuality"), heavy_job("Contextuality"):
+                results[(m, dataset, n)] = corpus_contextuality(
+                    encoders[m], dataset, "train", n,
+                    progress=lambda done, total, m=m, bar=bar: bar.progress(done / total, text=f"{m}: {done}/{total} sentences"),
+                )  # fmt: skip
+            bar.empty()
+    tables = [results[(m, dataset, n)] for m in models if (m, dataset, n) in results]
+    if not tables:
+        st.caption(
+            "Press the button to encode the sample (a few seconds per 100 sentences on CPU)."
+        )
+        return
+    st.plotly_chart(contextuality_figure(tables), key="sc_ctx_chart")
+    table = pd.concat(tables, ignore_index=True)
+    st.dataframe(table.round(3), width="stretch", hide_index=True)
+    st.download_button(
+        "CSV", table.to_csv(index=False), file_name="contextuality.csv", key="sc_ctx_csv"
+    )
+
+
+# -- GloVe / word2vec ------------------------------------------------------------------------
+
+
+def static_vectors_section() -> None:
+    """Load GloVe / word2vec text vectors from this machine and show nearest words."""
+    st.markdown(
+        "Every model's own static vectors (BERT: the input word-piece embedding; ELMo: the "
+        "character-CNN token layer) are the *static* line and row in the other views. Here you "
+        "can add static vectors you know — GloVe or word2vec in text format — from a file on "
+        "this machine; they then also appear in the sense-geometry table."
+    )
+    if config.demo_mode():
+        st.info("The shared demo does not read files from the server; run ContextLens locally "
+                "to load GloVe or word2vec vectors.")  # fmt: skip
+        st.stop()
+    a, b = st.columns([3, 1])
+    path = a.text_input("Vectors file (GloVe .txt, word2vec text .txt/.vec, optionally .gz)", key="sc_static_path",
+                        placeholder="~/data/glove.6B.300d.txt")  # fmt: skip
+    max_words = int(
+        b.number_input(
+            "Read the first … words", 1000, 3_000_000, 200_000, step=50_000, key="sc_static_max"
+        )
+    )
+    if path.strip():
+        with friendly_errors("Loading the vectors"), st.spinner("Reading the vectors…"):
+            full = os.path.expanduser(path.strip())
+            mtime = os.path.getmtime(full) if os.path.isfile(full) else 0.0
+            static_vectors(full, mtime, max_words)
+            st.session_state["sc_static_spec"] = (full, mtime, max_words)
+    glove = loaded_static()
+    if glove is None:
+        st.caption("No vectors loaded.")
+        st.stop()
+    st.success(f"{len(glove):,} words × {glove.dim} dims from {glove.source}")
+    static_nearest_words(glove)
+
+
+def static_nearest_words(glove: StaticVectors) -> None:
+    """The typed words' nearest words in the loaded static vectors."""
+    words = st.text_input("Words", "bank river money loan account", key="sc_static_words").split()
+    found = [w for w in words if w in glove]
+    missing = [w for w in words if w not in glove]
+    if missing:
+        st.warning("Not in the static vocabulary: " + ", ".join(map(md_text, missing)))
+    cols = st.columns(max(1, min(len(found), 4)))
+    for i, w in enumerate(found):
+        col = cols[i % len(cols)]
+        col.markdown(f"**{md_text(w)}** — nearest words")
+        col.dataframe(
+            pd.DataFrame(glove.most_similar(w, 8), columns=["word", "cosine"]).round(3),
+            hide_index=True,
+        )

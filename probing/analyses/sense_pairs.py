@@ -1,0 +1,200 @@
+"""Senses in the occurrence comparison: same-sense vs different-sense pairs, SemCor examples,
+and a sense-tagged SemCor neighbour pool.
+
+The static-vs-contextual point is that occurrences of one sense stay close while different
+senses drift apart, layer by layer. That can be shown only where the senses are known: the
+user's own labels (a line ending in ``| label``) or SemCor's sense tags. With many sentences
+the per-pair lines tangle; the mean cosine of same-sense and of different-sense pairs per
+layer makes the point in two lines.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Sequence
+
+import numpy as np
+import pandas as pd
+
+from probing.analyses.contextual import (
+    NeighbourVocabulary,
+    OccurrenceComparison,
+    build_vocabulary,
+    corpus_word_sample,
+    unit_rows,
+)
+from probing.encoders.base import Encoder
+
+SAME, DIFFERENT = "same sense", "different senses"
+LABEL_MARK = "|"
+
+
+def split_sense_labels(text: str) -> tuple[str, list[str | None]]:
+    """``text`` without ``| label`` line endings, and each line's label (None if unlabelled).
+
+    Blank lines are dropped, as :func:`probing.analyses.contextual.split_lines` does, so the
+    labels line up with the sentences the comparison numbers S1, S2, …
+    """
+    lines, labels = [], []
+    for line in text.splitlines():
+        body, mark, label = line.rpartition(LABEL_MARK) if LABEL_MARK in line else (line, "", "")
+        if not body.strip():
+            continue
+        lines.append(body.rstrip())
+        labels.append(label.strip() or None if mark else None)
+    return "\n".join(lines), labels
+
+
+def occurrence_senses(comp: OccurrenceComparison, labels: Sequence[str | None]) -> list[str | None]:
+    """The sense label of each compared occurrence (its sentence's label)."""
+    return [labels[o.sentence] if o.sentence < len(labels) else None for o in comp.occurrences]
+
+
+def sense_pair_table(comp: OccurrenceComparison, labels: Sequence[str | None]) -> pd.DataFrame:
+    """Mean cosine of same-sense and of different-sense pairs per layer (labelled pairs only).
+
+    Columns: model, layer, layer_name, depth, relation (``same sense`` / ``different
+    senses``), cosine (mean), sd, n_pairs, static_cosine (mean over the same pairs).
+    """
+    senses = occurrence_senses(comp, labels)
+    groups: dict[str, list[tuple[int, int]]] = {SAME: [], DIFFERENT: []}
+    for i, j in comp.pairs():
+        if senses[i] is not None and senses[j] is not None:
+            groups[SAME if senses[i] == senses[j] else DIFFERENT].append((i, j))
+    rows = []
+    depth_den = max(comp.n_layers, 1)
+    for relation, pairs in groups.items():
+        if not pairs:
+            continue
+        ii, jj = np.array(pairs).T
+        static = float(comp.static_similarity[ii, jj].mean())
+        for layer in range(comp.layers.shape[0]):
+            sims = comp.similarity[layer, ii, jj]
+            rows.append((comp.model, layer, comp.layer_names[layer], layer / depth_den, relation,
+                         float(sims.mean()), float(sims.std()), len(pairs), static))  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "layer", "layer_name", "depth", "relation",
+                                       "cosine", "sd", "n_pairs", "static_cosine"])  # fmt: skip
+
+
+def short_gloss(gloss: str, width: int = 40) -> str:
+    """A gloss's first clause, cut at a word boundary."""
+    first = gloss.split(";")[0].strip()
+    return first if len(first) <= width else first[: width + 1].rsplit(" ", 1)[0] + "…"
+
+
+def semcor_examples(
+    lemma: str, pos: str = "n", per_sense: int = 3, max_senses: int = 3, data_dir=None
+) -> str:
+    """SemCor sentences using ``lemma`` (as that very word form), ``per_sense`` for each of its
+    ``max_senses`` most frequent senses, one per line ending in ``| sense``.
+
+    Raises:
+        as :func:`probing.analyses.sense_geometry.lemma_occurrences`.
+    """
+    from probing.analyses.sense_geometry import lemma_occurrences
+
+    occ = lemma_occurrences(lemma, pos, max_occurrences=100_000, data_dir=data_dir)
+    by_sense: dict[str, list[str]] = {}
+    for s, w, key in zip(occ.sentence_index, occ.word_index, occ.senses, strict=True):
+        words = occ.sentences[s]
+        if words[w].casefold() != occ.lemma.replace("_", " ").casefold():
+            continue  # "banks" would not be found by the comparison's whole-word match
+        lines = by_sense.setdefault(key, [])
+        line = " ".join(words)
+        if len(lines) < per_sense and len(words) <= 40 and line not in lines:
+            lines.append(line)
+    ranked = sorted(by_sense, key=lambda k: -occ.senses.count(k))[:max_senses]
+    out = []
+    for n, key in enumerate(ranked, start=1):
+        label = f"{n}: {short_gloss(occ.glosses.get(key, key))}"
+        out += [f"{line} | {label}" for line in by_sense[key]]
+    return "\n".join(out)
+
+
+class SenseVocabulary(NeighbourVocabulary):
+    """A neighbour pool whose occurrences carry a WordNet sense key and gloss ('' if none)."""
+
+    def __init__(self, base: NeighbourVocabulary, senses: list[str], glosses: list[str]) -> None:
+        super().__init__(base.model, base.words, base.contexts, base.layers, base.static)
+        self.senses = senses
+        self.glosses = glosses
+
+
+_pool_cache: dict[tuple, SenseVocabulary] = {}
+_pool_lock = threading.Lock()
+
+
+def semcor_vocabulary(
+    encoder: Encoder, max_occurrences: int = 20_000, pooling: str = "first", progress=None,
+    data_dir=None,
+) -> SenseVocabulary:  # fmt: skip
+    """Neighbour candidates from SemCor train: ~``max_occurrences`` word occurrences, each
+    with its sense where SemCor tags one; encoded once per model and process."""
+    from probing.datasets.semcor import read_semcor
+    from probing.datasets.wordnet import sense_gloss
+
+    key = (encoder.info.name, encoder.info.source, pooling, max_occurrences)
+    with _pool_lock:
+        if key in _pool_cache:
+            return _pool_cache[key]
+    sentences = list(_leading(read_semcor("train", data_dir), max_occurrences))
+    sample = corpus_word_sample([s.words for s in sentences], max_occurrences)
+    base = build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
+    senses: list[str] = []
+    for s in sentences[: len(sample)]:
+        senses += [
+            k or ""
+            for w, k in zip(s.words, s.labels["sense"], strict=True)
+            if any(c.isalpha() for c in w)
+        ]
+    glosses = []
+    for k in senses:
+        try:
+            glosses.append(sense_gloss(k, data_dir) if k else "")
+        except ValueError:
+            glosses.append("")
+    pool = SenseVocabulary(base, senses, glosses)
+    with _pool_lock:
+        _pool_cache[key] = pool
+    return pool
+
+
+def _leading(sentences, max_occurrences: int):
+    n = 0
+    for s in sentences:
+        if n >= max_occurrences:
+            return
+        yield s
+        n += len(s.words)
+
+
+def sense_neighbours(
+    comp: OccurrenceComparison, pool: SenseVocabulary, k: int = 5, exclude: Collection[str] = ()
+) -> pd.DataFrame:
+    """Nearest pool occurrences of each compared occurrence per layer, with their senses.
+
+    One row per neighbour: model, layer, layer_name, occurrence, rank, word, sense (key or
+    ''), gloss, cosine, context. Each (word, sense) appears once per list with its best cosine.
+    """
+    skip = {w.casefold() for w in exclude}
+    rows = []
+    spaces = [("static", "static", comp.static, pool.static)] + [
+        (str(k_), comp.layer_names[k_], comp.layers[k_], pool.layers[k_])
+        for k_ in range(comp.layers.shape[0])
+    ]  # the same layer keys as nearest_neighbours
+    for layer, name, queries, cands in spaces:
+        sims = unit_rows(queries) @ cands.T  # (n_occ, n_pool)
+        for o, row in enumerate(sims):
+            seen: set[tuple[str, str]] = set()
+            for j in np.argsort(-row, kind="stable"):
+                ident = (pool.words[j].casefold(), pool.senses[j])
+                if ident[0] in skip or ident in seen:
+                    continue
+                seen.add(ident)
+                rows.append((pool.model, layer, name, comp.labels[o], len(seen),
+                             pool.words[j], pool.senses[j], pool.glosses[j], float(row[j]),
+                             pool.contexts[j]))  # fmt: skip
+                if len(seen) >= k:
+                    break
+    return pd.DataFrame(rows, columns=["model", "layer", "layer_name", "occurrence", "rank", "word",
+                                       "sense", "gloss", "cosine", "context"])  # fmt: skip

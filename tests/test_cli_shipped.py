@@ -1,0 +1,55 @@
+"""The CLI never replaces shipped results in results/ unless asked (--overwrite)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import probing.cli.shipped as shipped
+from probing import config
+from probing.cli.contextuality import add_arguments as ctx_arguments
+from probing.cli.probe import main
+
+SHIPPED_WSD = config.REPO_ROOT / "results" / "minilm-l6__semcor__wsd.json"
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_probe_refuses_to_replace_a_shipped_run_before_any_work(capsys, monkeypatch):
+    # The README's old example: a 2,000-sentence WSD run into results/ replaced the full run.
+    before = _digest(SHIPPED_WSD)
+    import probing.probes.run as probe_run
+
+    monkeypatch.setattr(probe_run, "probe_layers", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("no work may start")))  # fmt: skip
+    code = main(["--model", "minilm-l6", "--task", "wsd", "--dataset", "semcor",
+                 "--out", str(config.REPO_ROOT / "results"), "--quiet"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "results/minilm-l6__semcor__wsd.json" in err and "--overwrite" in err
+    assert _digest(SHIPPED_WSD) == before
+
+
+def test_overwrite_replaces_and_other_folders_are_free(minilm, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    fake_results = tmp_path / "results"
+    fake_results.mkdir()
+    (fake_results / "minilm-l6__ud-ewt__pos.json").write_text("{}")
+    monkeypatch.setattr(shipped, "SHIPPED_DIR", fake_results)
+    args = ["--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt", "--layers", "0",
+            "--max-train-sentences", "40", "--max-dev-sentences", "10", "--max-test-sentences",
+            "10", "--cs", "0.1", "--n-boot", "20", "--no-scalar-mix", "--no-control", "--quiet"]  # fmt: skip
+    assert main([*args, "--out", str(fake_results)]) == 2
+    assert (fake_results / "minilm-l6__ud-ewt__pos.json").read_text() == "{}"
+    assert main([*args, "--out", str(fake_results), "--overwrite"]) == 0
+    assert (fake_results / "minilm-l6__ud-ewt__pos.json").read_text() != "{}"
+    assert main([*args, "--out", str(tmp_path / "scratch")]) == 0
+
+
+def test_contextuality_has_the_same_guard():
+    import argparse
+
+    p = argparse.ArgumentParser()
+    ctx_arguments(p)
+    assert p.parse_args(["--overwrite"]).overwrite

@@ -1,0 +1,152 @@
+"""Long runs (probe fits) that go on when the user changes page, with their progress on return.
+
+A run used to live inside the page's script run, and Streamlit stops a script when the user
+goes to another page: a started probe was silently cancelled. Here a run is a daemon thread
+in a process-wide registry, keyed per session; the page shows its progress in a fragment
+that refreshes itself every second, and reruns the page once the run has ended.
+
+Runs share :mod:`ui.jobs`'s heavy-job gate (one semaphore per server process) and its
+budget (:class:`probing.budget.Budget`: time, memory, the browser session still open), taken
+by the worker thread itself, so a background run counts against the server's capacity and
+limits like any other heavy job.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from probing.budget import Budget
+from probing.config import limits
+from probing.errors import JobStoppedError
+from ui import jobs
+
+Report = Callable[[float, str], None]  # (fraction done 0..1, text)
+
+
+@dataclass
+class Run:
+    """One background run: its progress events, its result or error."""
+
+    label: str
+    started: float = field(default_factory=time.time)
+    fraction: float = 0.0
+    text: str = ""
+    events: queue.Queue = field(default_factory=queue.Queue)
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Any = None
+    error: BaseException | None = None
+    thread: threading.Thread | None = None
+
+    def report(self, fraction: float, text: str) -> None:
+        self.fraction, self.text = min(1.0, max(0.0, fraction)), text
+        self.events.put((self.fraction, text))
+
+
+class ProgressSink:
+    """Looks like ``st.progress``'s element to code that reports into one (``.progress``)."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    def progress(self, value: float, text: str = "") -> None:
+        self._run.report(value, text)
+
+
+@st.cache_resource(show_spinner=False)
+def _runs() -> dict[str, Run]:
+    # cache_resource: one registry per server process, shared by every session.
+    return {}
+
+
+def session_key(name: str) -> str:
+    """A key for this session's run called ``name`` (stable across its page changes)."""
+    import uuid
+
+    return f"{st.session_state.setdefault('_background_id', uuid.uuid4().hex)}:{name}"
+
+
+def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
+    """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free."""
+    sem, _waiting = jobs._gate()
+    # The job's budget (time, memory, and the browser session still open: a change of page
+    # keeps the session, a closed tab ends it) as for any heavy job.
+    alive, lim = jobs.session_alive(), limits()
+    run = Run(label)
+
+    def target() -> None:
+        try:
+            if not sem.acquire(blocking=False):
+                run.report(0.0, f"{label}: waiting for a free slot on this server…")
+                if not jobs._acquire(sem, alive):
+                    raise JobStoppedError("The server is busy; please try again in a few minutes.")
+            try:
+                with Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive):
+                    run.result = work(ProgressSink(run))
+            finally:
+                sem.release()
+        except BaseException as exc:  # handed to the page, which shows it
+            run.error = exc
+        finally:
+            run.done.set()
+
+    run.thread = threading.Thread(target=target, name=f"contextlens-{label}", daemon=True)
+    _runs()[key] = run
+    run.thread.start()
+    return run
+
+
+def get(key: str) -> Run | None:
+    """The run under ``key`` (running or ended and not yet collected), or None."""
+    return _runs().get(key)
+
+
+def collect(key: str) -> Run | None:
+    """Remove and return an ended run (None while it is still running or when there is none)."""
+    run = _runs().get(key)
+    if run is None or not run.done.is_set():
+        return None
+    return _runs().pop(key)
+
+
+def _drain(run: Run) -> list[tuple[float, str]]:
+    """Queued progress events, thinned to one per stage (the text before its counts) plus
+    the latest, so that a page coming back to a long run does not replay thousands."""
+    events: list[tuple[float, str]] = []
+    while True:
+        try:
+            events.append(run.events.get_nowait())
+        except queue.Empty:
+            break
+    shown, last_stage = [], None
+    for i, (fraction, text) in enumerate(events):
+        stage = text.rsplit(",", 1)[0]
+        if stage != last_stage or i == len(events) - 1:
+            shown.append((fraction, text))
+            last_stage = stage
+    return shown
+
+
+def show_progress(key: str, note: str = "") -> None:
+    """The run's progress bar, refreshed every second; reruns the page when the run ends."""
+
+    @st.fragment(run_every=1.0)
+    def progress() -> None:
+        run = get(key)
+        if run is None:
+            return
+        if note:
+            st.caption(note)
+        bar = st.progress(run.fraction, text=run.text or f"{run.label}: starting…")
+        for fraction, text in _drain(run):
+            bar.progress(fraction, text=text)
+        if run.done.is_set():
+            st.rerun()
+
+    progress()

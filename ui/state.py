@@ -1,0 +1,102 @@
+"""The user's inputs kept across pages and reloads: session state plus a permalink.
+
+Streamlit forgets a widget's value when a page that does not draw that widget runs, so typed
+sentences, the typed model id and the chosen task were lost on every page change. Inputs
+drawn through :func:`persist` are written back to session state on every run (state the
+script set itself survives page changes) and remembered in a per-session store.
+
+The permalink: a few inputs are mirrored into the address bar (``st.query_params``) as
+``model``, ``sentence``, ``layer``, ``head`` and ``task``, as BertViz / exBERT / LIT users
+expect; opening such an address starts the session with them.
+
+Widgets drawn through :func:`persist` take no default value of their own (the value is in
+session state already), which keeps Streamlit from warning about a value set twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+PERMALINK = ("model", "sentence", "layer", "head", "task")
+_STORE = "_kept_inputs"
+_READ = "_permalink_read"  # query parameters already applied to session keys
+
+
+def _store() -> dict[str, Any]:
+    return st.session_state.setdefault(_STORE, {})
+
+
+def _page() -> str:
+    """The running page's id (its script hash), or "" outside a script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "page_script_hash", "") if ctx is not None else ""
+
+
+def _link_applies() -> bool:
+    """A permalink describes the page it was opened on: only that page reads it (the
+    address may still hold another page's sentence after a page change)."""
+    return st.session_state.setdefault("_link_page", _page()) == _page()
+
+
+def from_link(param: str, parse: Callable[[str], Any] = str) -> Any | None:
+    """The permalink's ``param`` parsed, or None (missing or unparsable)."""
+    raw = st.query_params.get(param)
+    if raw is None or raw == "":
+        return None
+    try:
+        return parse(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def persist(
+    key: str,
+    default: Any,
+    param: str | None = None,
+    parse: Callable[[str], Any] = str,
+    valid: Callable[[Any], bool] | None = None,
+) -> str:
+    """Keep session key ``key`` across pages (and, with ``param``, in the permalink).
+
+    The value comes from, in order: this run's session state (the widget's current value),
+    the permalink when the session has not used ``key`` yet, the per-session store, then
+    ``default``. A value that ``valid`` rejects (e.g. a layer the model does not have) falls
+    back to ``default``. Returns ``key``, to pass to the widget.
+    """
+    ss, store = st.session_state, _store()
+    read: set[str] = ss.setdefault(_READ, set())
+    if key in ss:
+        value = ss[key]
+    elif (
+        param
+        and key not in read
+        and _link_applies()
+        and (linked := from_link(param, parse)) is not None
+    ):
+        value = linked
+    elif key in store:
+        value = store[key]
+    else:
+        value = default
+    read.add(key)
+    if valid is not None and not valid(value):
+        value = default
+    ss[key] = store[key] = value
+    if param:
+        link(param, value)
+    return key
+
+
+def link(param: str, value: Any) -> None:
+    """Show ``value`` in the address bar as ``param`` (cleared when empty)."""
+    text = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    if value is None or text == "":
+        if param in st.query_params:
+            del st.query_params[param]
+    elif st.query_params.get(param) != text:
+        st.query_params[param] = text
