@@ -62,7 +62,6 @@ DEFAULT_MAX_TRAIN_SENTENCES = 2000
 DEFAULT_MAX_TRAIN_WORDS = 20_000
 
 
-
 @dataclass
 class ProbeResults:
     """Everything one :func:`probe_layers` run measured.
