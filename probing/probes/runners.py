@@ -179,7 +179,9 @@ class TaggingRun(Run):
         self.dev, self.test = self.feats.get("dev"), self.feats["test"]
         self.y_te = self.test.labels
         layer_ids = self.test.layer_ids
-        steps = 1 + len(layer_ids) * (1 + len(self.seeds) * (int(control) + 2 * int(mdl)))
+        steps = 1 + len(layer_ids) * (
+            2 + len(self.seeds) * (int(control) + int(mdl) * (1 + int(control)))
+        )
         steps += int(scalar_mix) * (1 + int(cumulative_mix) * (len(layer_ids) - 1))
         self._done, self._steps = 0, steps
         self.progress(0, steps)
