@@ -328,7 +328,7 @@ def _typed_table(rows: list[dict]) -> pd.DataFrame:
     for col in _FLOAT_COLUMNS:
         table[col] = table[col].astype(float)
     table["seeds"] = table["seeds"].fillna(1).astype(int)
-    table["selected_on"] = table["selected_on"].fillna("").astype(str)
+    table["selected_on"] = table["selected_on"].astype(object).fillna("").astype(str)
     return table
 
 
