@@ -87,6 +87,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also the online codelength (Voita & Titov 2020) of task and control labels",
     )
     p.add_argument(
+        "--mdl-seeds",
+        type=int,
+        default=1,
+        help="seeds that also get an MDL measurement (default 1: the first; ~10 fits each)",
+    )
+    p.add_argument(
         "--no-cumulative-mix",
         action="store_true",
         help="skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
@@ -152,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         per_layer_c=args.per_layer_c,
         mdl=args.mdl,
         cumulative_mix=not args.no_cumulative_mix,
+        mdl_seeds=args.mdl_seeds,
     )
     for bar in bars.values():
         bar.close()
@@ -220,6 +227,8 @@ def _reconstruct(args: argparse.Namespace) -> list[str]:
     for flag in ("per_layer_c", "mdl", "no_scalar_mix", "no_control", "no_cumulative_mix"):
         if getattr(args, flag):
             parts.append("--" + flag.replace("_", "-"))
+    if args.mdl and args.mdl_seeds != 1:
+        parts += ["--mdl-seeds", str(args.mdl_seeds)]
     parts += ["--out", str(args.out)]
     return parts
 

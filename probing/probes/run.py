@@ -175,6 +175,7 @@ def probe_layers(
     per_layer_c: bool = False,
     mdl: bool = False,
     cumulative_mix: bool = True,
+    mdl_seeds: int = 1,
 ) -> ProbeResults:
     """Probe every layer of a model for one task; see the module doc for what runs.
 
@@ -200,6 +201,8 @@ def probe_layers(
             with the best mean dev accuracy, so that layers are probed at equal capacity).
         mdl: also measure the online codelength (Voita & Titov 2020) of task and control
             labels per layer (tagging tasks).
+        mdl_seeds: how many of the seeds also get an MDL measurement (each a new data
+            order and control labelling; default the first only: MDL costs about ten fits).
         cumulative_mix: also train the cumulative scalar mixes over layers 0..l for Tenney
             et al.'s centre of gravity (tagging tasks with ``scalar_mix``).
     """
@@ -229,6 +232,7 @@ def probe_layers(
         seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
         scalar_mix=scalar_mix, control=control, seeds=seeds, per_layer_c=per_layer_c,
         mdl=mdl, cumulative_mix=cumulative_mix, type_keys=model_type_keys(encoder),
+        mdl_seeds=mdl_seeds,
     )  # fmt: skip
     results.meta = {
         "encoder": encoder.info.name,
@@ -261,6 +265,7 @@ def probe_features(
     mdl: bool = False,
     cumulative_mix: bool = True,
     type_keys: TypeKeys | None = None,
+    mdl_seeds: int = 1,
 ) -> ProbeResults:
     """The probes of :func:`probe_layers` on features already extracted.
 
@@ -288,6 +293,7 @@ def probe_features(
         runner.run(
             max_train_words, tuple(Cs), scalar_mix=scalar_mix, control=control, seeds=seeds,
             per_layer_c=per_layer_c, mdl=mdl, cumulative_mix=cumulative_mix, type_keys=type_keys,
+            mdl_seeds=mdl_seeds,
         )  # fmt: skip
     t_fit = time.perf_counter() - t1
 

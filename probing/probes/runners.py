@@ -169,6 +169,7 @@ class TaggingRun(Run):
         mdl: bool = False,
         cumulative_mix: bool = True,
         type_keys: TypeKeys | None = None,
+        mdl_seeds: int = 1,
     ) -> None:
         full = self.feats["train"]
         self.seeds = [self.seed + i for i in range(seeds)]
@@ -179,8 +180,9 @@ class TaggingRun(Run):
         self.dev, self.test = self.feats.get("dev"), self.feats["test"]
         self.y_te = self.test.labels
         layer_ids = self.test.layer_ids
+        self.mdl_seeds = self.seeds[: max(1, mdl_seeds)] if mdl else []
         steps = 1 + len(layer_ids) * (
-            2 + len(self.seeds) * (int(control) + int(mdl) * (1 + int(control)))
+            2 + len(self.seeds) * int(control) + len(self.mdl_seeds) * (1 + int(control))
         )
         steps += int(scalar_mix) * (1 + int(cumulative_mix) * (len(layer_ids) - 1))
         self._done, self._steps = 0, steps
@@ -314,7 +316,7 @@ class TaggingRun(Run):
                 c_probe = LinearProbe(C=C, max_train_words=None, random_state=s)
                 control.append((ctl[s][1], c_probe.fit(X_tr, ctl[s][0]).predict(X_te)))
                 self._step()
-            if mdl:
+            if s in self.mdl_seeds:
 
                 def make(s=s):  # noqa: ANN202 - a fresh probe at the task's C
                     return LinearProbe(C=C, max_train_words=None, random_state=s)
