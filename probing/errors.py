@@ -81,3 +81,7 @@ class TooFewSensesError(ContextLensError, ValueError):
 
 class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
+
+
+class InvalidArgumentError(ContextLensError, ValueError):
+    """A library argument out of its range (e.g. ``batch_size=0``, an unknown dtype)."""

@@ -358,7 +358,7 @@ def extract_features(
     progress: ProgressFn | None = None,
     max_sentences: int | None = None,
     *,
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> Features:
     """Every word's per-layer vectors for one split, from the cache or computed now.
 
@@ -375,14 +375,15 @@ def extract_features(
             total) on a cache hit.
         max_sentences: encode only this many sentences, a fixed seeded sample of the split
             kept in data-set order (part of the cache key).
-        batch_size: sentences per forward pass.
+        batch_size: most sentences per forward pass (batches are also capped at
+            ``probing.encoders.batching.DEFAULT_MAX_TOKENS`` padded pieces).
 
     Returns:
         Features with float16 vectors (n_layers_kept, n_words, dim) on disk.
     """
     n_all = int(encoder.info.n_layers) + 1
     layer_ids = _normalise_layers(layers, n_all)
-    model_fp = model_fingerprint(encoder)
+    model_fp = model_fingerprint(encoder) + _dtype_tag(encoder)
     data_fp = dataset_fingerprint(dataset, split)
     stored_as = None if layer_ids == tuple(range(n_all)) else layer_ids
     key = cache_key(model_fp, dataset, split, data_fp, pooling, stored_as, max_sentences)
@@ -635,22 +636,24 @@ def encode_into(
     store: np.ndarray,
     static: np.ndarray,
     progress: ProgressFn | None = None,
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
     (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    from probing.encoders.batching import plan_batches
+
     words = [_clean(s.words) for s in sentences]
     lengths = np.array([len(w) for w in words], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    # Longest first: almost no padding (the biggest CPU speed-up); the stable order among
-    # equal lengths keeps runs reproducible.
-    order = np.argsort(-lengths, kind="stable")
+    # Sorted by model pieces and filled to a padded-token budget: almost no padding (the
+    # biggest CPU speed-up); longest first, ties in data-set order (reproducible).
+    count = getattr(encoder, "piece_counts", None)
+    counts = count(words) if callable(count) else lengths + 2
     total, done = len(sentences), 0
     if progress is not None:
         progress(0, total)  # so that a progress bar appears before the first batch
     reset = getattr(encoder, "reset_state", None)
-    for start in range(0, total, batch_size):
-        idx = order[start : start + batch_size]
+    for idx in plan_batches(counts, batch_size):
         if callable(reset):
             reset()  # stateful encoders (ELMo): vectors must not depend on batch order
         encs = encoder.encode(
@@ -680,7 +683,7 @@ def features_of_sentences(
     *,
     dataset: str = "sentences",
     split: str = "",
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> Features:
     """In-memory :class:`Features` of sentences that are not a registered data set (a
     user's upload): encoded every time, never cached. ``label`` selects ``labels``."""
@@ -729,6 +732,12 @@ def _label_fields(sentences: Sequence) -> dict[str, np.ndarray]:
         )
         for name in names
     }
+
+
+def _dtype_tag(encoder) -> str:  # noqa: ANN001
+    # Part of the cache key: bf16 vectors differ from fp32 ones (float32 keys unchanged).
+    dtype = getattr(encoder, "dtype", "float32")
+    return "" if dtype == "float32" else f"|dtype={dtype}"
 
 
 def _to_float16(x: np.ndarray) -> np.ndarray:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import abc
+import copy
 import re
 from collections.abc import Callable, Sequence
 
+from probing.encoders import batching
 from probing.encoding import Encoding, ModelInfo
 from probing.errors import EmptyInputError, NoMLMHeadError
 
@@ -49,10 +51,36 @@ class Encoder(abc.ABC):
     """
 
     info: ModelInfo
+    # Compute dtype of forward passes ("float32" or "bfloat16" autocast); see with_dtype.
+    dtype: str = "float32"
 
     @property
     def name(self) -> str:
         return self.info.name
+
+    def with_dtype(self, dtype: str) -> Encoder:
+        """This encoder computing in ``dtype`` (``float32``, ``bfloat16`` or ``auto``: bf16
+        on CUDA and on CPUs with AVX512-BF16/AMX). Shares the weights; ``self`` is unchanged.
+
+        Raises:
+            InvalidArgumentError: an unknown dtype.
+        """
+        device = getattr(self, "device", None)
+        resolved = batching.resolve_dtype(dtype, getattr(device, "type", "cpu"))
+        if resolved == self.dtype:
+            return self
+        other = copy.copy(self)
+        other.dtype = resolved
+        return other
+
+    def _autocast(self):  # noqa: ANN202 - context manager for one forward pass
+        device = getattr(self, "device", None)
+        return batching.autocast(self.dtype, getattr(device, "type", "cpu"))
+
+    def piece_counts(self, batch: list[list[str]]) -> list[int]:
+        """Model positions each sentence takes (special tokens included), for batching.
+        Default: one per word plus two boundary tokens."""
+        return [len(words) + 2 for words in batch]
 
     def encode(
         self,
@@ -61,10 +89,15 @@ class Encoder(abc.ABC):
         attentions: bool = False,
         *,
         windowed: bool = False,
-        batch_size: int = 16,
+        batch_size: int = batching.DEFAULT_BATCH_SIZE,
+        max_tokens: int | None = batching.DEFAULT_MAX_TOKENS,
         progress: ProgressFn | None = None,
     ) -> list[Encoding]:
         """Encode one or more sentences.
+
+        Sentences are sorted by piece count and batched up to ``max_tokens`` padded
+        positions (see :mod:`probing.encoders.batching`); results come back in input order
+        and equal one-at-a-time encoding up to float rounding.
 
         Args:
             sentences: a string (one sentence), a list of strings (raw sentences) or a list
@@ -73,21 +106,34 @@ class Encoder(abc.ABC):
             attentions: also return attention weights (encoders that have them).
             windowed: for over-long inputs, encode in overlapping windows instead of raising
                 InputTooLongError (dataset paths); attentions are not available then.
-            batch_size: sentences per forward pass.
+            batch_size: most sentences per forward pass (≥ 1).
+            max_tokens: most padded positions per forward pass (None: no limit).
             progress: called with (sentences done, total).
 
         Returns:
             One Encoding per sentence, in input order.
+
+        Raises:
+            InvalidArgumentError: batch_size < 1 or max_tokens < 1.
         """
+        batching.check_batch_args(batch_size, max_tokens)
         batch = normalize_sentences(sentences)
-        out: list[Encoding] = []
         total = len(batch)
-        for start in range(0, total, batch_size):
-            chunk = batch[start : start + batch_size]
-            out.extend(self._encode_batch(chunk, pooling, attentions, windowed))
+        if getattr(self, "stateful", False):
+            # Carried state belongs to batch rows: keep the caller's order and grouping.
+            plan = [list(range(s, min(s + batch_size, total))) for s in range(0, total, batch_size)]
+        else:
+            plan = batching.plan_batches(self.piece_counts(batch), batch_size, max_tokens)
+        out: list[Encoding | None] = [None] * total
+        done = 0
+        for idx in plan:
+            encs = self._encode_batch([batch[i] for i in idx], pooling, attentions, windowed)
+            for i, enc in zip(idx, encs, strict=True):
+                out[int(i)] = enc
+            done += len(idx)
             if progress is not None:
-                progress(min(start + batch_size, total), total)
-        return out
+                progress(done, total)
+        return out  # type: ignore[return-value] - every slot is filled by the plan
 
     @abc.abstractmethod
     def _encode_batch(

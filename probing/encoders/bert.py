@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from probing.encoders import batching
 from probing.encoders.base import Encoder
 from probing.encoding import Encoding, ModelInfo, pool_pieces
 from probing.errors import InputTooLongError
@@ -37,10 +38,8 @@ def needs_prefix_space(model_type: str) -> bool:
 
 
 def pick_device(device: str | None = None) -> torch.device:
-    """CUDA when available, CPU otherwise (or what the caller asked for)."""
-    if device:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """CUDA when available, CPU otherwise (``None`` or ``"auto"``), or what was asked for."""
+    return batching.resolve_device(device)
 
 
 class TransformersEncoder(Encoder):
@@ -51,7 +50,8 @@ class TransformersEncoder(Encoder):
             encoder is used for hidden states, its head for fill-mask).
         tokenizer: the model's fast tokenizer.
         info: name and provenance; shape fields are filled from the model config.
-        device: where to run.
+        device: where to run (``"auto"``/None: CUDA when present).
+        dtype: ``float32``, ``bfloat16`` (autocast) or ``auto`` (bf16 where it is fast).
     """
 
     def __init__(
@@ -60,8 +60,10 @@ class TransformersEncoder(Encoder):
         tokenizer: PreTrainedTokenizerBase,
         info: ModelInfo,
         device: str | torch.device | None = None,
+        dtype: str = "float32",
     ) -> None:
         self.device = pick_device(str(device) if device is not None else None)
+        self.dtype = batching.resolve_dtype(dtype, self.device.type)
         self.mlm: PreTrainedModel | None = None
         if hasattr(model, "base_model_prefix") and hasattr(model, model.base_model_prefix):
             base = getattr(model, model.base_model_prefix)
@@ -102,10 +104,22 @@ class TransformersEncoder(Encoder):
 
     # -- encoding -------------------------------------------------------------------------
 
+    def piece_counts(self, batch: list[list[str]]) -> list[int]:
+        """Pieces per sentence, special tokens included (one tokenizer call)."""
+        specials = self.tokenizer.num_special_tokens_to_add(pair=False)
+        enc = self.tokenizer(batch, is_split_into_words=True, add_special_tokens=False)
+        counts = []
+        for b, words in enumerate(batch):
+            ids = enc.word_ids(b)
+            # A word without pieces becomes the unknown token (see model_words): one piece.
+            missing = len(words) - len({w for w in ids if w is not None})
+            counts.append(len(ids) + missing + specials)
+        return counts
+
     def _encode_batch(
         self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
     ) -> list[Encoding]:
-        model_words = [self._model_words(w) for w in batch]
+        model_words = model_words_batch(self.tokenizer, batch)
         enc = self.tokenizer(model_words, is_split_into_words=True)
         lengths = [len(ids) for ids in enc["input_ids"]]
         too_long = [i for i, n in enumerate(lengths) if n > self.max_pieces]
@@ -136,7 +150,8 @@ class TransformersEncoder(Encoder):
             model_words, is_split_into_words=True, padding=True, return_tensors="pt"
         )
         inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
-        out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        with self._autocast():
+            out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
         hidden = torch.stack(out.hidden_states, dim=1).float().cpu().numpy()  # (B, L+1, T, D)
         static = self.model.get_input_embeddings()(inputs["input_ids"]).float().cpu().numpy()
         att = (
@@ -234,6 +249,23 @@ def model_words(tokenizer: PreTrainedTokenizerBase, words: list[str]) -> list[st
         return list(words)
     unk = tokenizer.unk_token or tokenizer.pad_token
     return [w if i in covered else unk for i, w in enumerate(words)]
+
+
+def model_words_batch(
+    tokenizer: PreTrainedTokenizerBase, batch: list[list[str]]
+) -> list[list[str]]:
+    """:func:`model_words` for many sentences in one tokenizer call."""
+    enc = tokenizer(batch, is_split_into_words=True, add_special_tokens=False)
+    unk = tokenizer.unk_token or tokenizer.pad_token
+    out = []
+    for b, words in enumerate(batch):
+        covered = {w for w in enc.word_ids(b) if w is not None}
+        out.append(
+            list(words)
+            if len(covered) == len(words)
+            else [w if i in covered else unk for i, w in enumerate(words)]
+        )
+    return out
 
 
 def _has_mlm_head(model: PreTrainedModel) -> bool:

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from probing.encoders import batching
 from probing.encoders.base import Encoder
 from probing.encoding import Encoding, ModelInfo
 from probing.errors import ModelUnavailableError
@@ -495,7 +496,7 @@ def load_bilm(
         raise ModelUnavailableError(f"{options} is not an ELMo options file: {exc}") from exc
     model = ElmoBiLm(config)
     load_hdf5(model, weights)
-    return model.to(device or "cpu").eval()
+    return model.to("cpu" if device is None else batching.resolve_device(device)).eval()
 
 
 # ----------------------------------------------------------------------------------------
@@ -518,8 +519,10 @@ class ElmoEncoder(Encoder):
         info: ModelInfo,
         *,
         stateful: bool = False,
+        dtype: str = "float32",
     ) -> None:
         self.model = model.eval()
+        self.dtype = batching.resolve_dtype(dtype, self.device.type)
         self.info = info
         self.stateful = stateful
         self._state: BiLmState | None = None  # rows kept across calls when stateful
@@ -543,9 +546,10 @@ class ElmoEncoder(Encoder):
         ids = batch_to_char_ids(batch, self.model.config.max_characters_per_token)
         ids = ids.to(self.device)
         if not self.stateful:
-            out = self.model(ids)
+            with self._autocast():
+                out = self.model(ids)
         else:
-            with self._lock:
+            with self._lock, self._autocast():
                 out = self.model(ids, self._take_state(len(batch), ids))
                 self._keep_state(out.state)
         stacked = out.layers().float().cpu().numpy()  # (L+1, B, T, 2P)
