@@ -112,6 +112,11 @@ def test_table_matches_loops_and_static_is_one(tiny):
     centred = contextuality_table(tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None)
     # Centred (the reference's PCA): a static space has no variance, so no MEV.
     assert (centred["mev_kind"] == "centred").all() and math.isnan(centred.iloc[0]["mev"])
+    # Intervals (types / sentences resampled) bracket the means.
+    for m in ("self_similarity", "intra_sentence", "mev"):
+        rows = centred[centred[m].notna()]
+        assert (rows[f"{m}_ci_low"] <= rows[m] + 1e-12).all()
+        assert (rows[m] <= rows[f"{m}_ci_high"] + 1e-12).all()
 
 
 def test_centred_mev_of_an_isotropic_cloud_is_one_over_dim():

@@ -233,6 +233,7 @@ def contextuality_table(
     seed: int = 0,
     max_per_type: int | None = None,
     centred: bool = True,
+    n_boot: int = 1000,
 ) -> pd.DataFrame:
     """The three metrics, their baselines and adjusted values for the static vectors and
     every layer.
@@ -247,6 +248,8 @@ def contextuality_table(
             reference) for all.
         centred: MEV of the centred occurrence matrix (PCA, the reference's definition);
             False for the uncentred variant (column ``mev_kind`` says which).
+        n_boot: bootstrap draws for the 95 % intervals (``<metric>_ci_low/high``: word
+            types resampled; sentences for intra-sentence similarity; baselines held fixed).
 
     Returns:
         One row per space: ``layer`` is -1 for the static vectors and 0..L for the layers;
@@ -274,13 +277,24 @@ def contextuality_table(
     spaces = [(-1, "static", corpus.static)] + [
         (k, corpus.layer_names[k], corpus.layers[k]) for k in range(n_layers + 1)
     ]
+    # 95 % intervals: word types (and sentences for intra-sentence similarity) resampled,
+    # the same draws for every space, so that two layers' intervals are comparable.
+    ci_rng = np.random.default_rng(seed + 1)
+    type_picks = ci_rng.integers(0, max(len(groups), 1), size=(n_boot, len(groups)))
+    sent_picks = ci_rng.integers(0, max(len(sentences), 1), size=(n_boot, len(sentences)))
     rows = []
     for layer, name, vecs in spaces:
         baseline = mean_pair_cosine(vecs, pairs)
-        selfsim = float(np.nanmean([self_similarity(vecs[g], sid[g]) for g in groups]))
-        intra = float(np.mean([intra_sentence_similarity(vecs[s]) for s in sentences]))
-        mev = _nanmean([max_explainable_variance(vecs[g], centred) for g in groups])
+        selfsims = np.array([self_similarity(vecs[g], sid[g]) for g in groups])
+        intras = np.array([intra_sentence_similarity(vecs[s]) for s in sentences])
+        mevs = np.array([max_explainable_variance(vecs[g], centred) for g in groups])
+        selfsim, intra, mev = _nanmean(selfsims), float(np.mean(intras)), _nanmean(mevs)
         mev_base = _nanmean([max_explainable_variance(vecs[r], centred) for r in random_sets])
+        cis = {
+            "self_similarity": _boot_ci(selfsims, type_picks),
+            "intra_sentence": _boot_ci(intras, sent_picks),
+            "mev": _boot_ci(mevs, type_picks),
+        }
         rows.append({
             "model": corpus.model,
             "layer": layer,
@@ -296,11 +310,27 @@ def contextuality_table(
             "mev_baseline": mev_base,
             "mev_adjusted": mev - mev_base,
             "mev_kind": "centred" if centred else "uncentred",
+            **{f"{k}_ci_{side}": v for k, (lo, hi) in cis.items()
+               for side, v in (("low", lo), ("high", hi))},
             "n_types": len(groups),
             "n_occurrences": int(sum(len(g) for g in groups)),
             "n_sentences": len(sentences),
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _boot_ci(values: np.ndarray, picks: np.ndarray) -> tuple[float, float]:
+    """Percentile 95 % interval of the mean of ``values`` over resampled rows ``picks``
+    (n_boot, n); NaN values (a type without a defined metric) are left out."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    if not ok.any():
+        return math.nan, math.nan
+    sums = np.where(ok, v, 0.0)[picks].sum(axis=1)
+    counts = ok[picks].sum(axis=1)
+    means = sums[counts > 0] / counts[counts > 0]
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
 
 
 def _nanmean(values: Sequence[float]) -> float:
