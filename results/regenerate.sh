@@ -3,6 +3,8 @@
 #
 #   bash results/regenerate.sh            # resumes: finished steps are skipped
 #   FORCE=1 bash results/regenerate.sh    # everything again
+#   ONLY=elmo-mini bash results/regenerate.sh   # only steps whose name matches (a second
+#                                               # worker; steps are marked done when finished)
 #
 # Each step is one CLI run that writes its own files, so a step is the unit of
 # checkpointing: a step whose marker exists in $STATE is skipped on a re-run.
@@ -28,11 +30,15 @@ mkdir -p "$STATE" "$OUT"
 step() {  # step NAME COMMAND...: run once, then mark done
   local name=$1; shift
   if [[ -e "$STATE/$name.done" ]]; then echo "skip $name (done)"; return; fi
+  if [[ -n "${ONLY:-}" && ! "$name" =~ $ONLY ]]; then return; fi
+  if [[ -e "$STATE/$name.running" ]]; then echo "skip $name (another worker runs it)"; return; fi
+  touch "$STATE/$name.running"
   echo "=== $name: $* ($(date -u +%H:%M:%S))"
   local t0=$SECONDS
-  "$@"
+  "$@" || { rm -f "$STATE/$name.running"; return 1; }
   echo "=== $name finished in $((SECONDS - t0)) s"
   touch "$STATE/$name.done"
+  rm -f "$STATE/$name.running"
 }
 
 probe() {  # probe MODEL TASK DATASET TRAIN_SENTENCES TEST_SENTENCES

@@ -189,6 +189,9 @@ def test_document_statistics_average_documents_equally(minilm):
         np.testing.assert_allclose(stats[name], mean, atol=1e-5)
     assert stats.n_documents == len(by_doc) and stats.averaging == "document"
     assert stats.n_sentences == len(sentences)
+    for name in stats.values:  # documents resampled: the interval brackets the mean
+        low, high = stats.ci[name]
+        assert np.all(low <= stats[name] + 1e-9) and np.all(stats[name] <= high + 1e-9)
 
 
 def test_pair_encoding_puts_sep_between_segments(minilm):
@@ -344,7 +347,7 @@ def test_cli_writes_csv_html_and_json(tmp_path, data_dir):
     )
     assert cli_attention.run(args) == 0
     csv = (tmp_path / "head_statistics.csv").read_text().splitlines()
-    assert csv[0] == "layer,head,entropy,cls,sep,punct,prev,next,self"
+    assert csv[0].startswith("layer,head,entropy,cls,sep,punct,prev,next,self,entropy_ci_low,")
     assert len(csv) == 1 + 6 * 12
     html = (tmp_path / "head_statistics.html").read_text()
     # plotly.js embedded (no <script src=…cdn…>), so the file opens offline.

@@ -28,7 +28,7 @@ import contextlib
 import math
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -378,6 +378,8 @@ class HeadStatistics:
             input is its own example).
         averaging: ``input`` (mean of per-input means), ``document`` (mean of per-document
             means) or ``query`` (all query positions pooled).
+        ci: statistic -> (low, high), each (layers, heads): 95 % percentile intervals with
+            the documents resampled (document averaging only; empty otherwise).
     """
 
     values: dict[str, np.ndarray]
@@ -387,6 +389,7 @@ class HeadStatistics:
     model: str = ""
     n_documents: int = 0
     averaging: str = "input"
+    ci: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.values[name]
@@ -401,6 +404,8 @@ class HeadStatistics:
         layer, head = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
         data = {"layer": layer.ravel(), "head": head.ravel()}
         data.update({name: v.ravel() for name, v in self.values.items()})
+        for name, (low, high) in self.ci.items():
+            data[f"{name}_ci_low"], data[f"{name}_ci_high"] = low.ravel(), high.ravel()
         return pd.DataFrame(data)
 
 
@@ -642,8 +647,15 @@ def document_statistics(
             progress(done, len(sentences))
     if not per_doc:
         raise NoAttentionError("No inputs with attention weights to compute statistics over.")
+    stacked = {k: np.stack([d.values[k] for d in per_doc]) for k in per_doc[0].values}
+    picks = np.random.default_rng(0).integers(0, len(per_doc), size=(1000, len(per_doc)))
+    ci = {}
+    for k, v in stacked.items():  # (docs, L, H): documents resampled, 1,000 draws
+        draws = v[picks].mean(axis=1)
+        ci[k] = (np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0))
     return HeadStatistics(
-        values={k: np.mean([d.values[k] for d in per_doc], axis=0) for k in per_doc[0].values},
+        values={k: v.mean(axis=0) for k, v in stacked.items()},
+        ci=ci,
         n_sentences=sum(d.n_sentences for d in per_doc),
         n_queries=sum(d.n_queries for d in per_doc),
         skipped=len(skipped),
