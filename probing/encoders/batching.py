@@ -20,7 +20,7 @@ import numpy as np
 from probing.errors import InvalidArgumentError
 
 DEFAULT_BATCH_SIZE = 64  # sentences per forward pass, at most
-DEFAULT_MAX_TOKENS = 4096  # padded positions (batch rows x longest row) per pass, at most
+DEFAULT_MAX_TOKENS = 512  # padded positions (rows x longest row) per pass; more only pads more
 DTYPES = ("float32", "bfloat16", "auto")
 
 

@@ -186,8 +186,12 @@ def entry(name: str) -> ModelEntry | None:
     return None
 
 
-def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
+def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "float32") -> Encoder:
     """Load an encoder by registry name, local folder or hub id; cached per process.
+
+    ``device``: None or ``"auto"`` = CUDA when present, else CPU. ``dtype``: ``float32``,
+    ``bfloat16`` (autocast) or ``auto`` (bf16 on CUDA and CPUs with AVX512-BF16/AMX); the
+    bf16 encoder shares the float32 one's weights.
 
     Raises:
         UnknownModelError: not a registry name, folder, or hub id form.
@@ -205,7 +209,12 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
     with lock:
         if key not in _cache:
             _cache[key] = _resolve(name, device)
+    if dtype == "float32":
         return _cache[key]
+    # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
+    typed = _cache[key].with_dtype(dtype)
+    with _registry_lock:
+        return _cache.setdefault((name, device, typed.dtype), typed)  # type: ignore[index]
 
 
 def clear_cache() -> None:
