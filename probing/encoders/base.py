@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from probing.encoders import batching
 from probing.encoding import Encoding, ModelInfo
-from probing.errors import EmptyInputError, InvalidArgumentError, NoMLMHeadError
+from probing.errors import EmptyInputError, NoMLMHeadError
 
 Sentences = str | Sequence[str] | Sequence[Sequence[str]]
 ProgressFn = Callable[[int, int], None]  # (done, total)

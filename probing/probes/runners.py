@@ -17,8 +17,8 @@ import numpy as np
 from probing.features import Features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask, TypeKeys
-from probing.probes.linear import LinearProbe
 from probing.probes.guards import check_probe_size
+from probing.probes.linear import LinearProbe
 from probing.probes.mdl import online_codelength
 from probing.probes.metrics import (
     ABSTAIN,
