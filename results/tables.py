@@ -75,9 +75,10 @@ def summary(r: ProbeResults) -> str:
     if "C" in meta:
         parts.append(f"C = {sorted(set(meta['C'].values()))} ({meta.get('C_selection')}"
                      + ("; at the grid's edge" if meta.get("C_at_grid_edge") else "") + ")")  # fmt: skip
-    parts.append(f"train words per fit {meta.get('n_train_words')}, dev words "
-                 f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
-                 f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}")  # fmt: skip
+    if r.task != "wsd":
+        parts.append(f"train words per fit {meta.get('n_train_words')}, dev words "
+                     f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
+                     f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}")  # fmt: skip
     return "; ".join(parts) + "."
 
 
