@@ -83,5 +83,30 @@ class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
 
 
+class CorruptDataError(ContextLensError):
+    """A data-set file that differs from its checksum manifest (truncated or changed); the
+    message names the file and how to get a good copy."""
+
+
+class ResourceLimitError(ContextLensError, ValueError):
+    """A request larger than this server allows (labels, probe parameters, sizes)."""
+
+
+class JobStoppedError(ContextLensError):
+    """A heavy job stopped by its wall-clock or memory budget, or because its page closed."""
+
+
 class InvalidArgumentError(ContextLensError, ValueError):
-    """A library argument out of its range (e.g. ``batch_size=0``, an unknown dtype)."""
+    """An argument out of its range (``--top-k 0``, ``batch_size=-1``, ``--layers 99``…)."""
+
+
+class OutputNotWritableError(ContextLensError):
+    """An output folder that cannot be created or written to (checked before a long run)."""
+
+
+class ResultFileError(ContextLensError):
+    """A stored results file that cannot be read (truncated, not JSON); the message names it."""
+
+
+class ModelFormatError(ModelUnavailableError):
+    """Model files that are malformed or ask for impossible sizes (bad config, header, shapes)."""

@@ -1,6 +1,6 @@
 """Markdown tables of the committed probe results (what docs/results.md shows).
 
-    python results/tables.py results/minilm-l6__ud-ewt__pos.json [...]
+PYTHONPATH=. python results/tables.py results/minilm-l6__ud-ewt__pos.json [...]
 """
 
 from __future__ import annotations
@@ -75,9 +75,10 @@ def summary(r: ProbeResults) -> str:
     if "C" in meta:
         parts.append(f"C = {sorted(set(meta['C'].values()))} ({meta.get('C_selection')}"
                      + ("; at the grid's edge" if meta.get("C_at_grid_edge") else "") + ")")  # fmt: skip
-    parts.append(f"train words per fit {meta.get('n_train_words')}, dev words "
-                 f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
-                 f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}")  # fmt: skip
+    if r.task != "wsd":
+        parts.append(f"train words per fit {meta.get('n_train_words')}, dev words "
+                     f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
+                     f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}")  # fmt: skip
     return "; ".join(parts) + "."
 
 
@@ -87,7 +88,8 @@ def wsd(r: ProbeResults) -> str:
     out = ["| probe | F1 [95 % CI] | F1 polysemous | F1 seen lemmas (1-NN) | F1 back-off items |",
            "|---|---|---|---|---|"]  # fmt: skip
     order = [("1nn", layer) for layer in r.layer_scores("f1")["layer"]] + [
-        (p, None) for p in ("first_sense", "semcor_mfs", "semcor_mfs_train_only", "static_1nn")]
+        (p, None) for p in ("first_sense", "semcor_mfs", "semcor_mfs_train_only", "static_1nn")
+    ]
     for probe, layer in order:
         rows = t[(t.probe == probe) & ((t.layer == layer) if layer is not None else t.layer.isna())]
         if not len(rows):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from probing.errors import ContextLensError
@@ -70,6 +71,13 @@ def _module_arguments(module: str, command: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    for i, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            print(f"error: argument {i} ({shown}) is not valid UTF-8 text.", file=sys.stderr)
+            return 2
     command = next((a for a in argv if a in COMMANDS), None)
     parser = build_parser(command)
     args = parser.parse_args(argv)
@@ -87,3 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # never a traceback: one line, and how to see more
+        if os.environ.get("CONTEXTLENS_DEBUG"):
+            raise
+        print(
+            f"error: {type(exc).__name__}: {exc} (unexpected; set CONTEXTLENS_DEBUG=1 for the "
+            "traceback and please report it)",
+            file=sys.stderr,
+        )
+        return 1

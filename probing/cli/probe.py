@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         if done >= total:
             bar.close()
 
+    out = writable_folder(args.out)  # before the run: a long run must not be lost at the end
     results = probe_layers(
         args.model,
         args.task,
@@ -165,8 +166,6 @@ def run(args: argparse.Namespace) -> int:
     results.meta["command"] = "python -m probing probe " + " ".join(
         shlex.quote(a) for a in _reconstruct(args)
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     stem = output_stem(args.model, results.dataset, results.task)
     results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
     results.to_json(out / f"{stem}.json")
@@ -174,6 +173,28 @@ def run(args: argparse.Namespace) -> int:
     print(summary(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
+
+
+def writable_folder(path: str | Path) -> Path:
+    """``path`` created if needed and checked to take a file.
+
+    Raises:
+        OutputNotWritableError: naming the folder and the reason.
+    """
+    import tempfile
+
+    from probing.errors import OutputNotWritableError
+
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise OutputNotWritableError(
+            f"Cannot write results to {out}: {exc.strerror or exc}. Pick another --out folder."
+        ) from exc
+    return out
 
 
 def summary(results) -> str:  # noqa: ANN001 - ProbeResults

@@ -20,7 +20,7 @@ import numpy as np
 from probing.errors import InvalidArgumentError
 
 DEFAULT_BATCH_SIZE = 64  # sentences per forward pass, at most
-DEFAULT_MAX_TOKENS = 4096  # padded positions (batch rows x longest row) per pass, at most
+DEFAULT_MAX_TOKENS = 512  # padded positions (rows x longest row) per pass; more only pads more
 DTYPES = ("float32", "bfloat16", "auto")
 
 
@@ -29,7 +29,7 @@ def check_batch_args(batch_size: int, max_tokens: int | None = None) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
         raise InvalidArgumentError(f"batch_size must be a whole number ≥ 1, got {batch_size!r}.")
     if batch_size < 1:
-        raise InvalidArgumentError(f"batch_size must be ≥ 1, got {batch_size}.")
+        raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     if max_tokens is not None and (
         isinstance(max_tokens, bool)
         or not isinstance(max_tokens, (int, np.integer))

@@ -106,22 +106,35 @@ class TransformersEncoder(Encoder):
 
     def piece_counts(self, batch: list[list[str]]) -> list[int]:
         """Pieces per sentence, special tokens included (one tokenizer call)."""
+        return self._words_and_counts(batch)[1]
+
+    def _words_and_counts(self, batch: list[list[str]]) -> tuple[list[list[str]], list[int]]:
+        """Model words (see :func:`model_words`) and piece counts, one tokenizer call."""
         specials = self.tokenizer.num_special_tokens_to_add(pair=False)
         enc = self.tokenizer(batch, is_split_into_words=True, add_special_tokens=False)
-        counts = []
+        unk = self.tokenizer.unk_token or self.tokenizer.pad_token
+        words_out, counts = [], []
         for b, words in enumerate(batch):
             ids = enc.word_ids(b)
-            # A word without pieces becomes the unknown token (see model_words): one piece.
-            missing = len(words) - len({w for w in ids if w is not None})
-            counts.append(len(ids) + missing + specials)
-        return counts
+            covered = {w for w in ids if w is not None}
+            if len(covered) == len(words):
+                words_out.append(list(words))
+            else:  # a word without pieces becomes the unknown token: one piece
+                words_out.append([w if i in covered else unk for i, w in enumerate(words)])
+            counts.append(len(ids) + len(words) - len(covered) + specials)
+        return words_out, counts
 
     def _encode_batch(
         self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
     ) -> list[Encoding]:
-        model_words = model_words_batch(self.tokenizer, batch)
-        enc = self.tokenizer(model_words, is_split_into_words=True)
-        lengths = [len(ids) for ids in enc["input_ids"]]
+        # Common case, one tokenizer call: every word has a piece and every sentence fits.
+        enc = self.tokenizer(batch, is_split_into_words=True, padding=True, return_tensors="pt")
+        if enc["input_ids"].shape[1] <= self.max_pieces and all(
+            len({w for w in enc.word_ids(b) if w is not None}) == len(words)
+            for b, words in enumerate(batch)
+        ):
+            return self._forward(batch, batch, pooling, attentions, enc=enc)
+        model_words, lengths = self._words_and_counts(batch)
         too_long = [i for i, n in enumerate(lengths) if n > self.max_pieces]
         if too_long and not windowed:
             raise InputTooLongError(max(lengths[i] for i in too_long), self.max_pieces)
@@ -144,11 +157,13 @@ class TransformersEncoder(Encoder):
         model_words: list[list[str]],
         pooling: str,
         attentions: bool,
+        enc=None,  # noqa: ANN001 - the padded tokenization of model_words, when made already
     ) -> list[Encoding]:
         """One padded forward pass over sentences that fit the model."""
-        enc = self.tokenizer(
-            model_words, is_split_into_words=True, padding=True, return_tensors="pt"
-        )
+        if enc is None:
+            enc = self.tokenizer(
+                model_words, is_split_into_words=True, padding=True, return_tensors="pt"
+            )
         inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
         with self._autocast():
             out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
@@ -249,23 +264,6 @@ def model_words(tokenizer: PreTrainedTokenizerBase, words: list[str]) -> list[st
         return list(words)
     unk = tokenizer.unk_token or tokenizer.pad_token
     return [w if i in covered else unk for i, w in enumerate(words)]
-
-
-def model_words_batch(
-    tokenizer: PreTrainedTokenizerBase, batch: list[list[str]]
-) -> list[list[str]]:
-    """:func:`model_words` for many sentences in one tokenizer call."""
-    enc = tokenizer(batch, is_split_into_words=True, add_special_tokens=False)
-    unk = tokenizer.unk_token or tokenizer.pad_token
-    out = []
-    for b, words in enumerate(batch):
-        covered = {w for w in enc.word_ids(b) if w is not None}
-        out.append(
-            list(words)
-            if len(covered) == len(words)
-            else [w if i in covered else unk for i, w in enumerate(words)]
-        )
-    return out
 
 
 def _has_mlm_head(model: PreTrainedModel) -> bool:

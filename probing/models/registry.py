@@ -19,6 +19,7 @@ from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
     ContextLensError,
+    ModelFormatError,
     ModelUnavailableError,
     UnknownModelError,
     UnsafeModelError,
@@ -186,16 +187,21 @@ def entry(name: str) -> ModelEntry | None:
     return None
 
 
-def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
+def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "float32") -> Encoder:
     """Load an encoder by registry name, local folder or hub id; cached per process.
+
+    ``device``: None or ``"auto"`` = CUDA when present, else CPU. ``dtype``: ``float32``,
+    ``bfloat16`` (autocast) or ``auto`` (bf16 on CUDA and CPUs with AVX512-BF16/AMX); the
+    bf16 encoder shares the float32 one's weights.
 
     Raises:
         UnknownModelError: not a registry name, folder, or hub id form.
         ModelUnavailableError: a known model whose weights cannot be had offline.
     """
     name = str(name_or_path).strip()
-    if not name:
-        raise UnknownModelError(_unknown_message(name))
+    if not name or len(name) > MAX_NAME_CHARS:
+        shown = name if len(name) <= 60 else f"{name[:40]}… ({len(name):,} characters)"
+        raise UnknownModelError(_unknown_message(shown))
     key = (name, device)
     with _registry_lock:
         if key in _cache:
@@ -205,7 +211,12 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
     with lock:
         if key not in _cache:
             _cache[key] = _resolve(name, device)
+    if dtype == "float32":
         return _cache[key]
+    # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
+    typed = _cache[key].with_dtype(dtype)
+    with _registry_lock:
+        return _cache.setdefault((name, device, typed.dtype), typed)  # type: ignore[index]
 
 
 def clear_cache() -> None:
@@ -268,6 +279,9 @@ def _resolve(name: str, device: str | None) -> Encoder:
     raise UnknownModelError(_unknown_message(name))
 
 
+MAX_NAME_CHARS = 500  # longer than any folder path or hub id worth trying
+
+
 def _load_folder(path: Path, device: str | None) -> Encoder:
     if (path / "options.json").is_file():
         from probing.encoders.elmo import load_elmo
@@ -276,6 +290,9 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
             path, name=path.name, provenance=f"ELMo weights from {path}.", device=device
         )
     if (path / "config.json").is_file():
+        from probing.models.checkpoint_check import check_folder
+
+        check_folder(path)  # malformed files get a message naming them
         info = ModelInfo(
             name=path.name,
             family="bert",
@@ -367,6 +384,13 @@ def _load_transformers(
             )
     except ContextLensError:
         raise
+    except ValueError as exc:  # unknown model_type, remote code asked for, bad weights
+        if "trust_remote_code" in str(exc):
+            raise UnsafeModelError(
+                f"{source} needs its own Python code to load; ContextLens never runs code "
+                "from a checkpoint."
+            ) from exc
+        raise ModelFormatError(f"{info.name} cannot be loaded: {exc}") from exc
     except OSError as exc:
         text = str(exc)
         if "safetensors" in text or "pytorch_model.bin" in text:

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.control import TypeKeys, model_type_keys
 from probing.probes.metrics import centre_of_gravity
@@ -208,6 +209,7 @@ def probe_layers(
     """
     from probing.models.registry import load_encoder
 
+    check_run_arguments(n_boot, Cs, max_train_sentences, max_dev_sentences, max_test_sentences)
     encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
     spec = get_task(task)
     dataset = dataset or spec.default_dataset
@@ -282,8 +284,9 @@ def probe_features(
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
     run = WsdRun if spec.kind == "wsd" else TaggingRun
-    if seeds < 1:
-        raise ValueError(f"seeds must be at least 1, not {seeds}")
+    check_run_arguments(n_boot, Cs)
+    if int(seeds) < 1:
+        raise InvalidArgumentError(f"seeds must be at least 1, not {seeds}.")
     feats = _first_word_of_mwes(feats) if spec.name in ("supersense", "wsd") else feats
     runner = run(spec, dataset, model, feats, seed, n_boot, fit_progress)
     t1 = time.perf_counter()
@@ -324,6 +327,26 @@ def probe_features(
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+
+def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) -> None:
+    """Raise before any work when an argument is out of range.
+
+    Raises:
+        InvalidArgumentError: ``n_boot`` < 1, a C that is not a positive number, no Cs,
+            or a sentence cap below 1.
+    """
+    if int(n_boot) < 1:
+        raise InvalidArgumentError(
+            f"n_boot (bootstrap replicates) must be at least 1, not {n_boot}."
+        )
+    if not len(Cs) or not all(math.isfinite(c) and c > 0 for c in map(float, Cs)):
+        raise InvalidArgumentError(
+            f"Cs (inverse regularisation strengths) must be positive numbers, not {list(Cs)}."
+        )
+    for size in sizes:
+        if size is not None and int(size) < 1:
+            raise InvalidArgumentError(f"sentence caps must be at least 1 (or none), not {size}.")
 
 
 def _typed_table(rows: list[dict]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import numpy as np
 from probing.features import Features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask, TypeKeys
+from probing.probes.guards import check_probe_size
 from probing.probes.linear import LinearProbe
 from probing.probes.mdl import online_codelength
 from probing.probes.metrics import (
@@ -177,6 +178,7 @@ class TaggingRun(Run):
         # words, and the (convex, deterministic) task probe is fitted once.
         self.trains = {s: full.subsample(max_train_words, seed=s) for s in self.seeds}
         self.same_train = max_train_words is None or full.n_words <= max_train_words
+        check_probe_size(full.labels, full.dim, f"A {self.spec.name} probe")
         self.dev, self.test = self.feats.get("dev"), self.feats["test"]
         self.y_te = self.test.labels
         layer_ids = self.test.layer_ids
@@ -313,8 +315,7 @@ class TaggingRun(Run):
             preds.append(pred)
             if ctl is not None:
                 # Same probe family, same C, same words: only the labels differ.
-                c_probe = LinearProbe(C=C, max_train_words=None, random_state=s)
-                control.append((ctl[s][1], c_probe.fit(X_tr, ctl[s][0]).predict(X_te)))
+                control.append((ctl[s][1], _control_predict(C, s, X_tr, ctl[s][0], X_te)))
                 self._step()
             if s in self.mdl_seeds:
 
@@ -489,3 +490,13 @@ class WsdRun(Run):
         self.score(probe, layer, y, [pred], ("accuracy",), mask=seen,
                    names={"accuracy": "accuracy_seen"})  # fmt: skip
         return out
+
+
+def _control_predict(C: float, seed: int, X_tr, c_tr, X_te) -> np.ndarray:  # noqa: ANN001
+    """The control probe's test predictions (same family and C as the task probe)."""
+    if len(np.unique(c_tr)) < 2:
+        # One word type (or all types drew the same label): the control probe can only
+        # predict that label, which is what a classifier of one class does.
+        return np.full(len(X_te), c_tr[0])
+    probe = LinearProbe(C=C, max_train_words=None, random_state=seed)
+    return probe.fit(X_tr, c_tr).predict(X_te)
