@@ -110,3 +110,15 @@ class ResultFileError(ContextLensError):
 
 class ModelFormatError(ModelUnavailableError):
     """Model files that are malformed or ask for impossible sizes (bad config, header, shapes)."""
+
+
+class PoolingUnavailableError(ContextLensError, ValueError):
+    """A sentence-pooling strategy the model cannot give (e.g. [CLS] for ELMo)."""
+
+
+class NoNSPHeadError(ContextLensError):
+    """A checkpoint without BERT's next-sentence-prediction head."""
+
+
+class MultiPieceTargetError(ContextLensError, ValueError):
+    """A word that the model splits into several pieces where one piece is needed."""

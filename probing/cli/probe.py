@@ -98,6 +98,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
     )
     p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument(
+        "--sentence-pooling",
+        help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
+        "model offers; ELMo: mean,max)",
+    )
+    p.add_argument(
+        "--per-doc",
+        help="sentence tasks: sentences per document, train,dev,test (default 20,20,50)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
     p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")
@@ -125,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bars: dict[str, tqdm] = {}
+    if get_task(args.task).kind == "sentence":
+        from probing.cli.sentence_probe import run_sentence_probe
+
+        return run_sentence_probe(args)
 
     def progress(stage: str, done: int, total: int) -> None:
         if args.quiet:

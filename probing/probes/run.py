@@ -212,6 +212,10 @@ def probe_layers(
     check_run_arguments(n_boot, Cs, max_train_sentences, max_dev_sentences, max_test_sentences)
     encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
     spec = get_task(task)
+    if spec.kind == "sentence":  # pooled sentence vectors, not word features
+        raise ValueError(
+            f"{task!r} is a sentence task: use probing.probes.sentence.probe_sentences"
+        )
     dataset = dataset or spec.default_dataset
     label = spec.field_for(dataset)
     report = progress or (lambda stage, done, total: None)

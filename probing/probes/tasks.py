@@ -11,8 +11,9 @@ class Task:
 
     Attributes:
         name: CLI/UI name.
-        kind: ``tagging`` (a linear probe per layer, control task, baselines, scalar mix) or
-            ``wsd`` (1-NN to sense centroids per layer, first-sense baseline).
+        kind: ``tagging`` (a linear probe per layer, control task, baselines, scalar mix),
+            ``wsd`` (1-NN to sense centroids per layer, first-sense baseline) or ``sentence``
+            (a linear probe per layer on pooled sentence vectors, :mod:`probing.probes.sentence`).
         fields: data set -> the label field the task reads from it.
         default_dataset: used when no data set is given.
         description: one line for pickers and reports.
@@ -51,6 +52,8 @@ TASKS: dict[str, Task] = {
              "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words"),
         Task("wsd", "wsd", {"semcor": "sense"}, "semcor",
              "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids"),
+        Task("genre", "sentence", {"brown": "genre"}, "brown",
+             "Brown genre (15 categories, per document) of pooled sentence vectors"),
     )
 }  # fmt: skip
 

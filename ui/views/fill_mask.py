@@ -24,6 +24,7 @@ from ui.common import (
     page_header,
     provenance_card,
 )
+from ui.views import mlm_corruption
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -183,3 +184,4 @@ def render() -> None:
         "All masks stay masked in one pass: each guess is made without knowing the others. "
         "“##ing” marks a piece that continues a word."
     )
+    mlm_corruption.render(models)  # the 80/10/10 recipe (ui.views.mlm_corruption)

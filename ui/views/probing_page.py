@@ -48,6 +48,8 @@ from ui.jobs import heavy_job
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 
+# Sentence tasks (genre) run from the CLI and the Course Notes page, not from this page.
+WORD_TASKS = [t for t in TASKS if TASKS[t].kind != "sentence"]
 TASK_LABELS = {
     "pos": "UPOS · UD-EWT",
     "xpos": "XPOS (PTB tags) · UD-EWT",
@@ -243,7 +245,7 @@ def render() -> None:
     a, b, c = st.columns([2, 3, 2])
 
     task_name = a.selectbox(
-        "Task", list(TASKS), format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
+        "Task", WORD_TASKS, format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
     )
 
     task = TASKS[task_name]
