@@ -135,26 +135,26 @@ def main(argv: list[str] | None = None) -> int:
         warm = {
             "warm_total_s": round(time.perf_counter() - t_w, 1),
             "warm_cpu_s": round(time.process_time() - cpu_w, 1),
-            "warm_extract_s": again.meta["timing_s"]["extract"],
-            "warm_fit_s": again.meta["timing_s"]["fit"],
+            "warm_extract_s": again.meta.timing_s["extract"],
+            "warm_fit_s": again.meta.timing_s["fit"],
             "peak_rss_mib_after_warm": round(
                 resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             ),
         }
     load_after = os.getloadavg()
     meta = results.meta
-    extract_s, fit_s = meta["timing_s"]["extract"], meta["timing_s"]["fit"]
-    words = meta["n_words_encoded"]
+    extract_s, fit_s = meta.timing_s["extract"], meta.timing_s["fit"]
+    words = meta.n_words_encoded
     best = results.layer_scores().sort_values("value").iloc[-1]
     record = {
         "date": date.today().isoformat(),
         "machine": machine(),
         "model": args.model,
         "task": f"{args.task} ({args.dataset})",
-        "layers": len(meta["layers"]),
-        "train_sentences": meta["n_train_sentences"],
-        "fit_words": meta.get("n_train_words"),
-        "test_words": meta.get("n_test_words"),
+        "layers": len(meta.layers),
+        "train_sentences": meta.n_train_sentences,
+        "fit_words": meta.n_train_words,
+        "test_words": meta.n_test_words,
         "words_encoded": words,
         "model_load_s": round(t_load, 1),
         "extract_s": extract_s,

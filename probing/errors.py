@@ -122,3 +122,11 @@ class NoNSPHeadError(ContextLensError):
 
 class MultiPieceTargetError(ContextLensError, ValueError):
     """A word that the model splits into several pieces where one piece is needed."""
+
+
+class SweepError(ContextLensError, ValueError):
+    """A sweep spec that does not validate, or a folder that holds no sweep."""
+
+
+class OptionalDependencyError(ContextLensError, ImportError):
+    """An optional package (e.g. Ray for ``--executor ray``) that is not installed."""

@@ -66,7 +66,10 @@ from pathlib import Path
 import numpy as np
 
 from probing import config, feature_cache
+from probing.cache import LRUCache
+from probing.encoders.base import CONTROL_RE
 from probing.errors import CorruptCacheError, InvalidArgumentError
+from probing.io import sha256_of
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -75,7 +78,6 @@ SAMPLE_SEED = 0  # which sentences ``max_sentences`` keeps: fixed, so it is part
 _FLOAT16_MAX = float(np.finfo(np.float16).max)
 # The encoders' own input cleaning (probing.encoders.base) drops control characters and
 # blank words; a data-set word that would vanish is replaced so that word counts stay aligned.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PLACEHOLDER_WORD = "_"
 _ARRAY_FILES = ("layers.npy", "static.npy", "words.npy", "sentence_index.npy")
 
@@ -212,29 +214,14 @@ def read_sentences(dataset: str, split: str) -> list:
 
 def dataset_files(dataset: str, split: str) -> list[Path]:
     """The files whose bytes determine a split's sentences, plus the reader's own source."""
-    if dataset == "ud-ewt":
-        from probing.datasets import ud
+    from probing.datasets.registry import get_dataset
 
-        return [ud.ud_file(split), Path(inspect.getsourcefile(ud))]
-    if dataset == "semcor":
-        from probing.datasets import semcor, splits
-
-        docs = [p for doc, p in semcor.semcor_documents() if splits.semcor_split(doc) == split]
-        return docs + [Path(inspect.getsourcefile(semcor)), Path(inspect.getsourcefile(splits))]
-    if dataset == "brown":
-        from probing.datasets import brown, registry
-
-        folder = registry.dataset_path("brown")
-        files = [folder / f for f in brown.brown_files() if brown.brown_split(f) == split]
-        return files + [folder / "cats.txt", Path(inspect.getsourcefile(brown))]
-    raise KeyError(
-        f"No word-level reader for data set {dataset!r}; choose ud-ewt, semcor or brown."
-    )
+    return get_dataset(dataset).files(split)
 
 
 # -- fingerprints -------------------------------------------------------------------------
 
-_file_hashes: dict[tuple[str, int, int], str] = {}
+_file_hashes: LRUCache[str] = LRUCache(8192)  # a data set's files: ~1k at most
 _model_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _verified: set[tuple[str, int, int]] = set()
 _memo_lock = threading.Lock()
@@ -244,16 +231,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
     st = os.stat(path)
     memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    with _memo_lock:
-        if memo in _file_hashes:
-            return _file_hashes[memo]
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    with _memo_lock:
-        _file_hashes[memo] = h.hexdigest()
-    return _file_hashes[memo]
+    return _file_hashes.get_or_make(memo, lambda: sha256_of(path))
 
 
 def dataset_fingerprint(dataset: str, split: str) -> str:
@@ -575,7 +553,7 @@ def _sample(n: int, max_sentences: int | None) -> np.ndarray:
 
 
 def _clean(words: list[str]) -> list[str]:
-    return [w if _CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
+    return [w if CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
 
 
 def _build(
@@ -672,6 +650,8 @@ def encode_into(
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
     (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    if int(batch_size) < 1:
+        raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     from probing.encoders.batching import plan_batches
 
     words = [_clean(s.words) for s in sentences]

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from probing.config import set_data_dir
 from probing.errors import ContextLensError
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
@@ -34,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
+    "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
 }
@@ -85,8 +87,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if getattr(args, "data_dir", None):
-        from probing.config import set_data_dir
-
         set_data_dir(args.data_dir)
     mod = importlib.import_module(args._module)
     runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or mod.run

@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from probing.encoding import POOLINGS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS, PROBE_CS
 from probing.probes.store import output_stem
 from probing.probes.tasks import TASKS
@@ -97,7 +98,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
     )
-    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument(
         "--sentence-pooling",
         help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
@@ -176,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for bar in bars.values():
         bar.close()
-    results.meta["command"] = "python -m probing probe " + " ".join(
+    results.meta.command = "python -m probing probe " + " ".join(
         shlex.quote(a) for a in _reconstruct(args)
     )
     stem = output_stem(args.model, results.dataset, results.task)

@@ -27,7 +27,9 @@ DTYPES = ("float32", "bfloat16", "auto")
 def check_batch_args(batch_size: int, max_tokens: int | None = None) -> None:
     """Raise InvalidArgumentError unless ``batch_size`` ≥ 1 and ``max_tokens`` is None or ≥ 1."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-        raise InvalidArgumentError(f"batch_size must be a whole number ≥ 1, got {batch_size!r}.")
+        raise InvalidArgumentError(
+            f"batch_size must be at least 1 (a whole number), not {batch_size!r}."
+        )
     if batch_size < 1:
         raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     if max_tokens is not None and (
@@ -35,7 +37,7 @@ def check_batch_args(batch_size: int, max_tokens: int | None = None) -> None:
         or not isinstance(max_tokens, (int, np.integer))
         or max_tokens < 1
     ):
-        raise InvalidArgumentError(f"max_tokens must be None or ≥ 1, got {max_tokens!r}.")
+        raise InvalidArgumentError(f"max_tokens must be None or at least 1, not {max_tokens!r}.")
 
 
 def plan_batches(

@@ -34,9 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.encoders.base import Encoder
+from probing.encoding import Pooling
 from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.control import TypeKeys, model_type_keys
+from probing.probes.meta import RunMeta
 from probing.probes.metrics import centre_of_gravity
 from probing.probes.runners import (
     PER_LAYER_PROBES,
@@ -76,7 +79,7 @@ class ProbeResults:
         scalar_mix: ``{"layers", "weights", "gamma", "expected_layer", "accuracy", …}`` or None.
         centre_of_gravity: Tenney et al.'s expected layer over the headline metric's
             differential scores (see :func:`probing.probes.metrics.centre_of_gravity`).
-        meta: sizes, chosen C per layer, timings, settings.
+        meta: sizes, chosen C per layer, timings, settings (:class:`RunMeta`).
     """
 
     model: str
@@ -85,7 +88,11 @@ class ProbeResults:
     table: pd.DataFrame
     scalar_mix: dict | None = None
     centre_of_gravity: float = float("nan")
-    meta: dict = field(default_factory=dict)
+    meta: RunMeta = field(default_factory=RunMeta)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
+            self.meta = RunMeta.from_dict(self.meta)
 
     @property
     def metric(self) -> str:
@@ -133,7 +140,7 @@ class ProbeResults:
             "metric": self.metric,
             "centre_of_gravity": _json_value(self.centre_of_gravity),
             "scalar_mix": _jsonable(self.scalar_mix),
-            "meta": _jsonable(self.meta),
+            "meta": _jsonable(RunMeta.from_dict(dict(self.meta)).to_dict()),
             "results": records,
         }
 
@@ -151,12 +158,12 @@ class ProbeResults:
         return cls(
             model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
             scalar_mix=d.get("scalar_mix"), centre_of_gravity=float("nan") if cog is None else cog,
-            meta=d.get("meta", {}),
+            meta=RunMeta.from_dict(d.get("meta")),
         )  # fmt: skip
 
 
 def probe_layers(
-    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name for load_encoder
+    encoder_or_name: Encoder | str,
     task: str,
     dataset: str | None = None,
     layers: Sequence[int] | None = None,
@@ -164,7 +171,7 @@ def probe_layers(
     max_train_sentences: int | None = DEFAULT_MAX_TRAIN_SENTENCES,
     seed: int = 0,
     *,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
     max_dev_sentences: int | None = None,
     max_test_sentences: int | None = None,
@@ -240,16 +247,14 @@ def probe_layers(
         mdl=mdl, cumulative_mix=cumulative_mix, type_keys=model_type_keys(encoder),
         mdl_seeds=mdl_seeds,
     )  # fmt: skip
-    results.meta = {
-        "encoder": encoder.info.name,
-        "layer_names": list(encoder.info.layer_names),
-        "label_field": label,
-        "pooling": pooling,
-        "max_train_sentences": max_train_sentences,
-        "n_words_encoded": int(sum(f.n_words_total for f in feats.values())),
-        **results.meta,
-    }
-    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    meta = results.meta
+    meta.encoder = encoder.info.name
+    meta.layer_names = list(encoder.info.layer_names)
+    meta.label_field = label
+    meta.pooling = pooling
+    meta.max_train_sentences = max_train_sentences
+    meta.n_words_encoded = int(sum(f.n_words_total for f in feats.values()))
+    meta.timing_s["extract"] = round(t_extract, 2)
     return results
 
 
