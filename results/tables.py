@@ -72,7 +72,7 @@ def summary(r: ProbeResults) -> str:
         parts.append(f"scalar-mix weights {w}, γ {m['gamma']:.2f}, expected layer "
                      f"{m['expected_layer']:.2f}")  # fmt: skip
     meta = r.meta
-    if "C" in meta:
+    if meta.get("C"):
         parts.append(f"C = {sorted(set(meta['C'].values()))} ({meta.get('C_selection')}"
                      + ("; at the grid's edge" if meta.get("C_at_grid_edge") else "") + ")")  # fmt: skip
     if r.task != "wsd":

@@ -181,7 +181,7 @@ def show_rigour_notes(results: Sequence[ProbeResults]) -> None:
     """How the numbers were chosen: seeds, the C choice on dev, the selectivity band."""
     for r in results:
         seeds = r.meta.get("seeds") or [r.meta.get("seed", 0)]
-        if r.task == "wsd" or "C_selection" not in r.meta:
+        if r.task == "wsd" or r.meta.get("C_selection") is None:
             continue
         edge = " — at the edge of the grid" if r.meta.get("C_at_grid_edge") else ""
         st.caption(
