@@ -20,14 +20,17 @@ from probing.analyses.attention import (
     attention_from_encoding,
     attention_view,
     corpus_statistics,
+    document_statistics,
     encode_attention,
     encode_pair_attention,
     head_statistics,
     hide_special,
     is_punctuation,
     iter_encodings,
+    sample_documents,
     sample_sentences,
     supports_pairs,
+    token_kinds,
     word_attention,
 )
 from probing.errors import InputTooLongError
@@ -146,7 +149,7 @@ def test_head_statistics_match_a_hand_computation(minilm):
     assert list(frame.columns[:2]) == ["layer", "head"] and frame["layer"].min() == 1
 
 
-def test_head_statistics_stream_weigh_by_length_and_report_progress(minilm):
+def test_head_statistics_average_per_input_or_pool_and_report_progress(minilm):
     encs = minilm.encode(
         ["A short one.", "This second sentence is a good deal longer than the first."],
         attentions=True,
@@ -156,10 +159,39 @@ def test_head_statistics_stream_weigh_by_length_and_report_progress(minilm):
     assert calls == [1, 2]
     n = [len(e.pieces) for e in encs]
     one, two = head_statistics([encs[0]]), head_statistics([encs[1]])
+    pooled = head_statistics(encs, pool_queries=True)
     for name in streamed.values:
-        pooled = (one[name] * n[0] + two[name] * n[1]) / sum(n)
-        np.testing.assert_allclose(streamed[name], pooled, atol=1e-9)
-    assert streamed.n_queries == sum(n)
+        # Clark et al.'s code: each example's mean over its queries, then the mean of those.
+        np.testing.assert_allclose(streamed[name], (one[name] + two[name]) / 2, atol=1e-9)
+        weighted = (one[name] * n[0] + two[name] * n[1]) / sum(n)
+        np.testing.assert_allclose(pooled[name], weighted, atol=1e-9)
+    assert streamed.n_queries == sum(n) and streamed.averaging == "input"
+
+
+def test_punctuation_is_clarks_period_and_comma_only(minilm):
+    (enc,) = minilm.encode("Stop! Really? Yes, now -- go.", attentions=True)
+    kinds = token_kinds(attention_from_encoding(enc))
+    marked = [p for p, k in zip(enc.pieces, kinds["punct"], strict=True) if k]
+    assert marked == [",", "."]
+
+
+def test_document_statistics_average_documents_equally(minilm):
+    sentences, docs = sample_documents("ud-ewt", "dev", 12)
+    assert len(sentences) >= 12 and len(set(docs)) >= 2
+    stats = document_statistics(minilm, sentences, docs, batch_size=4)
+    by_doc = {}
+    for words, doc in zip(sentences, docs, strict=True):
+        by_doc.setdefault(doc, []).append(words)
+    expected = [head_statistics(minilm.encode(s, attentions=True), pool_queries=True)
+                for s in by_doc.values()]  # fmt: skip
+    for name in stats.values:
+        mean = np.mean([e[name] for e in expected], axis=0)
+        np.testing.assert_allclose(stats[name], mean, atol=1e-5)
+    assert stats.n_documents == len(by_doc) and stats.averaging == "document"
+    assert stats.n_sentences == len(sentences)
+    for name in stats.values:  # documents resampled: the interval brackets the mean
+        low, high = stats.ci[name]
+        assert np.all(low <= stats[name] + 1e-9) and np.all(stats[name] <= high + 1e-9)
 
 
 def test_pair_encoding_puts_sep_between_segments(minilm):
@@ -315,13 +347,14 @@ def test_cli_writes_csv_html_and_json(tmp_path, data_dir):
     )
     assert cli_attention.run(args) == 0
     csv = (tmp_path / "head_statistics.csv").read_text().splitlines()
-    assert csv[0] == "layer,head,entropy,cls,sep,punct,prev,next,self"
+    assert csv[0].startswith("layer,head,entropy,cls,sep,punct,prev,next,self,entropy_ci_low,")
     assert len(csv) == 1 + 6 * 12
     html = (tmp_path / "head_statistics.html").read_text()
     # plotly.js embedded (no <script src=…cdn…>), so the file opens offline.
     assert len(html) > 1_000_000 and "<script src=" not in html
     meta = json.loads((tmp_path / "head_statistics.json").read_text())
-    assert meta["n_sentences"] == 6 and meta["model"] == "minilm-l6"
+    assert meta["n_sentences"] >= 6 and meta["model"] == "minilm-l6"
+    assert meta["averaging"] == "document" and meta["n_documents"] >= 1
 
 
 def test_figure_export(pieces):

@@ -68,8 +68,10 @@ def test_metrics_match_explicit_loops(tiny):
         self_similarity(v[[0, 2]], [0, 0])
     )
     assert intra_sentence_similarity(v[:3]) == pytest.approx(loop_intra(v[:3]), abs=1e-9)
-    assert max_explainable_variance(v[bank]) == pytest.approx(loop_mev(v[bank]), abs=1e-9)
-    assert max_explainable_variance(v) == pytest.approx(loop_mev(v), abs=1e-9)  # n > dim
+    for x in (v[bank], v):  # n < dim and n > dim
+        assert max_explainable_variance(x, centred=False) == pytest.approx(loop_mev(x), abs=1e-9)
+        centred = x - x.mean(axis=0)
+        assert max_explainable_variance(x) == pytest.approx(loop_mev(centred), abs=1e-6)
     pairs = random_pairs(tiny.sentence_ids, 50, np.random.default_rng(0))
     assert pairs.shape == (50, 2)
     assert np.all(tiny.sentence_ids[pairs[:, 0]] != tiny.sentence_ids[pairs[:, 1]])
@@ -79,7 +81,9 @@ def test_metrics_match_explicit_loops(tiny):
 
 
 def test_table_matches_loops_and_static_is_one(tiny):
-    table = contextuality_table(tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None)
+    table = contextuality_table(
+        tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None, centred=False
+    )
     assert table["layer"].tolist() == [-1, 0, 1, 2]
     assert table["layer_name"].tolist() == ["static", "emb", "l1", "l2"]
     groups = {"the": [0, 2, 5], "bank": [1, 4, 7]}
@@ -100,8 +104,33 @@ def test_table_matches_loops_and_static_is_one(tiny):
     # One vector per word type: every occurrence identical, so both are exactly 1.
     assert static["self_similarity"] == pytest.approx(1.0, abs=1e-12)
     assert static["mev"] == pytest.approx(1.0, abs=1e-12)
-    again = contextuality_table(tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None)
+    again = contextuality_table(
+        tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None, centred=False
+    )
     assert again.equals(table)  # seeded
+    assert (table["mev_kind"] == "uncentred").all()
+    centred = contextuality_table(tiny, min_count=3, n_pairs=40, seed=0, max_per_type=None)
+    # Centred (the reference's PCA): a static space has no variance, so no MEV.
+    assert (centred["mev_kind"] == "centred").all() and math.isnan(centred.iloc[0]["mev"])
+    # Intervals (types / sentences resampled) bracket the means.
+    for m in ("self_similarity", "intra_sentence", "mev"):
+        rows = centred[centred[m].notna()]
+        assert (rows[f"{m}_ci_low"] <= rows[m] + 1e-12).all()
+        assert (rows[m] <= rows[f"{m}_ci_high"] + 1e-12).all()
+
+
+def test_centred_mev_of_an_isotropic_cloud_is_one_over_dim():
+    """Synthetic: an isotropic Gaussian cloud has no preferred direction, so the first PC
+    explains ≈ 1/dim of the variance (a little more: the sample's top eigenvalue is biased
+    up by about (1 + sqrt(dim/n))², here 1.045), wherever the cloud is centred."""
+    rng = np.random.default_rng(0)
+    dim, n = 10, 20_000
+    cloud = rng.normal(size=(n, dim)) + 5.0  # far from the origin: uncentred MEV ≈ 1
+    mev = max_explainable_variance(cloud)
+    assert 1 / dim < mev < 1.1 / dim
+    assert max_explainable_variance(cloud, centred=False) > 0.9
+    line = np.outer(rng.normal(size=n), rng.normal(size=dim)) + 3.0  # one direction
+    assert max_explainable_variance(line) == pytest.approx(1.0, abs=1e-9)
 
 
 def test_too_few_occurrences_is_explained(tiny):

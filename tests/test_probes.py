@@ -270,7 +270,9 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
     # Selectivity is task minus control accuracy, both on the same (test) words.
     np.testing.assert_allclose(acc["selectivity"], acc["value"] - acc["control"])
     assert (acc["control"] < acc["value"]).all() and (acc["n"] == res.meta["n_test_words"]).all()
-    assert set(t.probe) == {"linear", "majority", "word_type", "static", "scalar_mix"}
+    assert set(t.probe) == {"linear", "majority", "word_type", "static", "scalar_mix",
+                            "best_layer", "cog_running_best", "cumulative_mix",
+                            "cog_cumulative_mix"}  # fmt: skip
     assert sum(res.scalar_mix["weights"]) == pytest.approx(1.0)
     assert res.meta["n_test_sentences"] == 150 and res.meta["layers"] == [0, 2]
     assert seen[-1][0] == "fit" and seen[-1][1] == seen[-1][2]  # progress reaches its total
@@ -280,10 +282,17 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
 def test_real_wsd_run_reports_f1_next_to_the_first_sense_baseline(minilm, cache):
     res = probe_layers(
         minilm, "wsd", "semcor", layers=[3], max_train_sentences=120, max_test_sentences=30,
-        n_boot=100,
+        max_dev_sentences=30, n_boot=100,
     )  # fmt: skip
     t = res.table
-    assert {"1nn", "first_sense", "semcor_mfs", "static_1nn"} <= set(t.probe)
+    assert {"1nn", "first_sense", "semcor_mfs", "semcor_mfs_train_only", "static_1nn",
+            "best_layer"} <= set(t.probe)  # fmt: skip
+    # Subsets: polysemous lemmas, seen lemmas (1-NN answers) and back-off items, paired.
+    assert {"f1_polysemous", "f1_seen", "f1_backoff", "accuracy_seen"} <= set(t.metric)
+    rows = t[t.probe == "1nn"].set_index("metric")
+    n = rows["n"]
+    assert n["f1_seen"] + n["f1_backoff"] == n["f1"] and n["f1_polysemous"] <= n["f1"]
+    assert res.meta["best_layer"]["selected_on"] == "dev"
     f1 = t[(t.probe == "1nn") & (t.metric == "f1")]["value"].item()
     first = t[(t.probe == "first_sense") & (t.metric == "f1")]["value"].item()
     assert 0.2 < f1 <= 1 and 0.2 < first <= 1

@@ -11,17 +11,24 @@ Rows are the *attending* token (the query), columns the *attended* token (the ke
 of a raw attention matrix sums to 1, and every function here keeps it so.
 
 Head statistics follow Clark et al. (2019), "What does BERT look at? An analysis of BERT's
-attention": for each layer × head, the mean over query positions of the attention entropy
-and of the share of attention going to [CLS], to [SEP], to punctuation, to the previous and
-to the next token. They are computed over the raw piece-level maps, streamed sentence by
-sentence so that a corpus sample needs only a few (layers, heads) accumulators.
+attention" and their code (clarkkev/attention-analysis): for each layer × head, the mean
+over query positions of the attention entropy and of the share of attention going to [CLS],
+to [SEP], to punctuation ("." and "," pieces), to the previous and to the next token — first
+per example (an example is a document where the data set has documents, else an input),
+then averaged over examples with equal weight. They are computed over the raw piece-level
+maps, streamed sentence by sentence so that a corpus sample needs only a few (layers,
+heads) accumulators. Differences from the reference: their examples are 128-piece segments
+encoded whole, ours are sentences encoded one by one and pooled per document; their entropy
+smooths the weights (0.9999·a + 0.0001/n), ours is exact (0·log 0 = 0).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -322,7 +329,7 @@ STATISTICS: dict[str, str] = {
     "entropy": "attention entropy (nats)",
     "cls": "share of attention to [CLS]",
     "sep": "share of attention to [SEP]",
-    "punct": "share of attention to punctuation",
+    "punct": 'share of attention to punctuation ("." and ",")',
     "prev": "share of attention to the previous token",
     "next": "share of attention to the next token",
     "self": "share of attention to the token itself",
@@ -339,6 +346,12 @@ class HeadStatistics:
         n_queries: query positions (pieces, special tokens included) averaged over.
         skipped: inputs left out (too long for the model in one pass).
         model: the model's name.
+        n_documents: examples averaged with equal weight when they are documents (0: every
+            input is its own example).
+        averaging: ``input`` (mean of per-input means), ``document`` (mean of per-document
+            means) or ``query`` (all query positions pooled).
+        ci: statistic -> (low, high), each (layers, heads): 95 % percentile intervals with
+            the documents resampled (document averaging only; empty otherwise).
     """
 
     values: dict[str, np.ndarray]
@@ -346,6 +359,9 @@ class HeadStatistics:
     n_queries: int
     skipped: int = 0
     model: str = ""
+    n_documents: int = 0
+    averaging: str = "input"
+    ci: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.values[name]
@@ -360,6 +376,8 @@ class HeadStatistics:
         layer, head = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
         data = {"layer": layer.ravel(), "head": head.ravel()}
         data.update({name: v.ravel() for name, v in self.values.items()})
+        for name, (low, high) in self.ci.items():
+            data[f"{name}_ci_low"], data[f"{name}_ci_high"] = low.ravel(), high.ravel()
         return pd.DataFrame(data)
 
 
@@ -367,8 +385,9 @@ def token_kinds(amap: AttentionMap) -> dict[str, np.ndarray]:
     """Boolean masks (n,) of the key tokens each share statistic counts: cls, sep, punct.
 
     A special token is [CLS]-like when its piece is a known start token (or, failing that,
-    it is the first token), [SEP]-like otherwise. Punctuation: a token whose word is made
-    only of Unicode punctuation characters (category P*), e.g. "." "," "--" "'s" is not.
+    it is the first token), [SEP]-like otherwise. Punctuation, as Clark et al.'s code: a
+    piece that is "." or "," (a word-start marker such as RoBERTa's "Ġ" aside); "--", "!"
+    or "?" are not counted.
     """
     n = amap.n_tokens
     cls = np.zeros(n, bool)
@@ -380,9 +399,13 @@ def token_kinds(amap: AttentionMap) -> dict[str, np.ndarray]:
                 cls[i] = True
             else:
                 sep[i] = True
-        elif is_punctuation(amap.words[w]):
+        elif tok.lstrip("Ġ▁") in CLARK_PUNCTUATION:
             punct[i] = True
     return {"cls": cls, "sep": sep, "punct": punct}
+
+
+# The pieces Clark et al.'s code counts as punctuation.
+CLARK_PUNCTUATION = frozenset({".", ","})
 
 
 def is_punctuation(word: str) -> bool:
@@ -393,8 +416,9 @@ def is_punctuation(word: str) -> bool:
 def sentence_sums(amap: AttentionMap) -> dict[str, np.ndarray]:
     """Per-statistic sums over the query positions of one map, each float64 (layers, heads).
 
-    Divide by ``amap.n_tokens`` for this map's means; :func:`head_statistics` adds these
-    up over many maps and divides once, so long sentences weigh by their length.
+    Divide by ``amap.n_tokens`` for this map's means (what :func:`head_statistics` averages
+    over inputs), or add them up over the inputs of one document and divide by its query
+    positions (a document's means).
     """
     w = amap.weights.astype(np.float64)  # (L, H, n, n)
     kinds = token_kinds(amap)
@@ -417,6 +441,7 @@ def head_statistics(
     items: Iterable[Encoding | AttentionMap],
     progress: ProgressFn | None = None,
     total: int | None = None,
+    pool_queries: bool = False,
 ) -> HeadStatistics:
     """Clark et al.'s head statistics over many inputs, streamed.
 
@@ -428,9 +453,12 @@ def head_statistics(
             tokens included, as in the paper) or AttentionMaps (used as given).
         progress: called with (inputs done, total) after each input.
         total: the number of inputs, for ``progress`` (defaults to ``len(items)`` if any).
+        pool_queries: pool all query positions (the means of one example made of several
+            inputs, e.g. a document); default: each input's means, then their mean (every
+            input one example, as the reference code averages).
 
     Returns:
-        Means over all query positions of all inputs; entropy in nats.
+        The means; entropy in nats.
 
     Raises:
         NoAttentionError: an input has no attention, or there were no inputs.
@@ -443,6 +471,8 @@ def head_statistics(
     for item in items:
         amap = attention_from_encoding(item) if isinstance(item, Encoding) else item
         sums = sentence_sums(amap)
+        if not pool_queries:
+            sums = {k: v / max(amap.n_tokens, 1) for k, v in sums.items()}
         if acc is None:
             acc = sums
             model = amap.model
@@ -458,10 +488,11 @@ def head_statistics(
     if acc is None or n_queries == 0:
         raise NoAttentionError("No inputs with attention weights to compute statistics over.")
     return HeadStatistics(
-        values={k: v / n_queries for k, v in acc.items()},
+        values={k: v / (n_queries if pool_queries else n_sentences) for k, v in acc.items()},
         n_sentences=n_sentences,
         n_queries=n_queries,
         model=model,
+        averaging="query" if pool_queries else "input",
     )
 
 
@@ -553,3 +584,87 @@ def corpus_statistics(
     stats = head_statistics(iter_encodings(encoder, sentences, batch_size, progress, skipped))
     stats.skipped = len(skipped)
     return stats
+
+
+def document_statistics(
+    encoder: Encoder,
+    sentences: Sequence[Sequence[str]],
+    documents: Sequence[str],
+    batch_size: int = 8,
+    progress: ProgressFn | None = None,
+) -> HeadStatistics:
+    """Head statistics averaged per document: each document's means over all its query
+    positions, then the mean over documents (each document one example, as Clark et al.
+    average over their examples).
+
+    Args:
+        sentences: word lists; documents: (n,) the document of each sentence.
+    """
+    if len(documents) != len(sentences):
+        raise ValueError(f"{len(documents)} document ids for {len(sentences)} sentences")
+    by_doc: dict[str, list[int]] = {}
+    for i, doc in enumerate(documents):
+        by_doc.setdefault(str(doc), []).append(i)
+    per_doc: list[HeadStatistics] = []
+    skipped: list[int] = []
+    done = 0
+    for rows in by_doc.values():
+        part: list[int] = []
+        encs = iter_encodings(encoder, [sentences[i] for i in rows], batch_size, None, part)
+        with contextlib.suppress(NoAttentionError):  # all its sentences too long
+            per_doc.append(head_statistics(encs, pool_queries=True))
+        skipped += [rows[i] for i in part]
+        done += len(rows)
+        if progress is not None:
+            progress(done, len(sentences))
+    if not per_doc:
+        raise NoAttentionError("No inputs with attention weights to compute statistics over.")
+    stacked = {k: np.stack([d.values[k] for d in per_doc]) for k in per_doc[0].values}
+    picks = np.random.default_rng(0).integers(0, len(per_doc), size=(1000, len(per_doc)))
+    ci = {}
+    for k, v in stacked.items():  # (docs, L, H): documents resampled, 1,000 draws
+        draws = v[picks].mean(axis=1)
+        ci[k] = (np.quantile(draws, 0.025, axis=0), np.quantile(draws, 0.975, axis=0))
+    return HeadStatistics(
+        values={k: v.mean(axis=0) for k, v in stacked.items()},
+        ci=ci,
+        n_sentences=sum(d.n_sentences for d in per_doc),
+        n_queries=sum(d.n_queries for d in per_doc),
+        skipped=len(skipped),
+        model=per_doc[0].model,
+        n_documents=len(per_doc),
+        averaging="document",
+    )
+
+
+def sample_documents(
+    dataset: str = "ud-ewt", split: str = "dev", n: int = 200, data_dir: str | Path | None = None
+) -> tuple[list[list[str]], list[str]]:
+    """Whole documents spread evenly over a split until they hold at least ``n`` sentences:
+    (sentences as word lists, each sentence's document id), in file order. Deterministic.
+
+    Raises:
+        DatasetNotFoundError: the data set is not in the data folder.
+        ValueError: unknown data set or split.
+    """
+    from probing.datasets import read_sentences
+
+    try:
+        sents = [s for s in read_sentences(dataset, split, data_dir) if s.words]
+    except KeyError as exc:  # the registry's unknown-name error
+        raise ValueError(str(exc.args[0]) if exc.args else str(exc)) from None
+    docs: dict[str, list] = {}
+    for s in sents:
+        docs.setdefault(s.doc_id, []).append(s)
+    if n <= 0 or not docs:
+        return [], []
+    names = list(docs)
+    mean_len = len(sents) / len(names)
+    want = min(len(names), max(1, math.ceil(n / mean_len)))
+    while True:  # evenly spaced documents, more of them until n sentences are in
+        picks = sorted(set(np.linspace(0, len(names) - 1, want).round().astype(int).tolist()))
+        if sum(len(docs[names[i]]) for i in picks) >= n or want >= len(names):
+            break
+        want += 1
+    chosen = [s for i in picks for s in docs[names[i]]]
+    return [s.words for s in chosen], [s.doc_id for s in chosen]

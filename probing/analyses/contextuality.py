@@ -10,8 +10,12 @@ for layer ℓ and word type w occurring at (sentence, position) pairs (s₁,i₁
 - **intra-sentence similarity**: mean cosine between each word's vector and its sentence's
   mean vector, averaged over sentences: how much context makes words of one sentence alike.
 - **maximum explainable variance (MEV)**: σ₁² / Σᵢ σᵢ² of w's occurrence matrix (n × dim),
-  the share of its variance the first principal component explains. As in the paper the
-  matrix is not centred, so a static embedding (n identical rows) has MEV exactly 1.
+  the share of its variance the first principal component explains. As in the paper's code
+  (``sklearn.decomposition.PCA``) the matrix is **centred** by default; then a static
+  embedding (n identical rows) has no variance and no MEV (NaN), and the reference code
+  leaves the input layer out for that reason. ``centred=False`` gives the uncentred
+  variant (σ's of the raw matrix: 1 for a static embedding), labelled ``mev_kind`` =
+  ``uncentred`` in the table.
 
 Contextual vectors are anisotropic (they crowd into a narrow cone: two random words already
 have a high cosine), so each metric comes with a **baseline** from random word occurrences
@@ -23,13 +27,20 @@ and an **adjusted** value (metric − baseline):
   over types (the paper's "first principal component of uniformly randomly sampled word
   representations", matched in size because MEV grows as n shrinks).
 
-Only word-like tokens (with at least one letter) are used: punctuation types are frequent and
-would dominate the type averages.
+Which words count, as in the reference code (kawine/contextual, ``preprocess.py``): every
+occurrence of a token that is not punctuation, and the types with at least ``min_count`` (5)
+occurrences. Remaining differences from the reference: self-similarity here averages over
+*all* pairs from different sentences (the reference samples ≤ 1,000 pairs of occurrences
+and also counts two uses in one sentence); the MEV baseline is size-matched random sets
+with the same centring (the reference: TruncatedSVD, uncentred, of 1,000 random words);
+punctuation is "made only of Unicode punctuation characters" (the reference: spaCy's
+``is_punct``); intra-sentence similarity uses the same non-punctuation tokens.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,17 +92,22 @@ def intra_sentence_similarity(vectors: np.ndarray) -> float:
     return float((_unit64(v) @ _unit64(v.mean(axis=0, keepdims=True)).T).mean())
 
 
-def max_explainable_variance(vectors: np.ndarray) -> float:
-    """σ₁² / Σ σᵢ² of the (uncentred) occurrence matrix (n, dim); NaN for an all-zero matrix.
+def max_explainable_variance(vectors: np.ndarray, centred: bool = True) -> float:
+    """σ₁² / Σ σᵢ² of the occurrence matrix (n, dim), centred (PCA's explained variance
+    ratio, as the reference code) or not; NaN when there is no variance.
 
     The squared singular values are the eigenvalues of the Gram matrix, which is only n × n
     (n is usually far smaller than dim).
     """
     v = np.asarray(vectors, dtype=np.float64)
+    if centred:
+        v = v - v.mean(axis=0, keepdims=True)
     gram = v @ v.T if v.shape[0] <= v.shape[1] else v.T @ v
     eig = np.clip(np.linalg.eigvalsh(gram), 0.0, None)
     total = eig.sum()
-    return float(eig[-1] / total) if total > 0 else math.nan
+    # Relative threshold: identical rows leave only rounding noise after centring.
+    scale = float(np.square(np.asarray(vectors, dtype=np.float64)).sum())
+    return float(eig[-1] / total) if total > 1e-20 * max(scale, 1e-300) else math.nan
 
 
 def random_pairs(sentence_ids: np.ndarray, n_pairs: int, rng: np.random.Generator) -> np.ndarray:
@@ -138,8 +154,9 @@ class CorpusVectors:
 
 
 def is_wordlike(word: str) -> bool:
-    """True for tokens with a letter in them (not punctuation or bare numbers)."""
-    return any(c.isalpha() for c in word)
+    """True for tokens that are not punctuation (not made only of Unicode punctuation
+    characters): the tokens the reference code indexes."""
+    return bool(word) and not all(unicodedata.category(c).startswith("P") for c in word)
 
 
 def encode_corpus(
@@ -202,16 +219,12 @@ def sample_corpus(
 def _type_groups(
     words: Sequence[str], sentence_ids: np.ndarray, min_count: int
 ) -> list[np.ndarray]:
-    """Occurrence indices of each word type seen ≥ min_count times in ≥ 2 sentences."""
+    """Occurrence indices of each word type seen ≥ min_count times (every occurrence
+    counts, as in the reference code)."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, w in enumerate(words):
         groups[w].append(i)
-    out = []
-    for idx in groups.values():
-        arr = np.asarray(idx)
-        if len(arr) >= min_count and len(np.unique(sentence_ids[arr])) >= 2:
-            out.append(arr)
-    return out
+    return [np.asarray(idx) for idx in groups.values() if len(idx) >= min_count]
 
 
 def contextuality_table(
@@ -219,7 +232,9 @@ def contextuality_table(
     min_count: int = 5,
     n_pairs: int = 2000,
     seed: int = 0,
-    max_per_type: int | None = 200,
+    max_per_type: int | None = None,
+    centred: bool = True,
+    n_boot: int = 1000,
 ) -> pd.DataFrame:
     """The three metrics, their baselines and adjusted values for the static vectors and
     every layer.
@@ -230,7 +245,12 @@ def contextuality_table(
         n_pairs: random occurrence pairs for the anisotropy baseline.
         seed: for the random pairs, the MEV baseline sets and per-type capping.
         max_per_type: use at most this many occurrences of a type (a seeded sample), so that
-            "the" does not cost more than all other types together; None for all.
+            "the" does not cost more than all other types together; None (default, as the
+            reference) for all.
+        centred: MEV of the centred occurrence matrix (PCA, the reference's definition);
+            False for the uncentred variant (column ``mev_kind`` says which).
+        n_boot: bootstrap draws for the 95 % intervals (``<metric>_ci_low/high``: word
+            types resampled; sentences for intra-sentence similarity; baselines held fixed).
 
     Returns:
         One row per space: ``layer`` is ``STATIC`` (-1) for the static vectors and 0..L for the layers;
@@ -258,13 +278,24 @@ def contextuality_table(
     spaces = [(STATIC, "static", corpus.static)] + [
         (k, corpus.layer_names[k], corpus.layers[k]) for k in range(n_layers + 1)
     ]
+    # 95 % intervals: word types (and sentences for intra-sentence similarity) resampled,
+    # the same draws for every space, so that two layers' intervals are comparable.
+    ci_rng = np.random.default_rng(seed + 1)
+    type_picks = ci_rng.integers(0, max(len(groups), 1), size=(n_boot, len(groups)))
+    sent_picks = ci_rng.integers(0, max(len(sentences), 1), size=(n_boot, len(sentences)))
     rows = []
     for layer, name, vecs in spaces:
         baseline = mean_pair_cosine(vecs, pairs)
-        selfsim = float(np.nanmean([self_similarity(vecs[g], sid[g]) for g in groups]))
-        intra = float(np.mean([intra_sentence_similarity(vecs[s]) for s in sentences]))
-        mev = float(np.nanmean([max_explainable_variance(vecs[g]) for g in groups]))
-        mev_base = float(np.nanmean([max_explainable_variance(vecs[r]) for r in random_sets]))
+        selfsims = np.array([self_similarity(vecs[g], sid[g]) for g in groups])
+        intras = np.array([intra_sentence_similarity(vecs[s]) for s in sentences])
+        mevs = np.array([max_explainable_variance(vecs[g], centred) for g in groups])
+        selfsim, intra, mev = _nanmean(selfsims), float(np.mean(intras)), _nanmean(mevs)
+        mev_base = _nanmean([max_explainable_variance(vecs[r], centred) for r in random_sets])
+        cis = {
+            "self_similarity": _boot_ci(selfsims, type_picks),
+            "intra_sentence": _boot_ci(intras, sent_picks),
+            "mev": _boot_ci(mevs, type_picks),
+        }
         rows.append({
             "model": corpus.model,
             "layer": layer,
@@ -279,11 +310,36 @@ def contextuality_table(
             "mev": mev,
             "mev_baseline": mev_base,
             "mev_adjusted": mev - mev_base,
+            "mev_kind": "centred" if centred else "uncentred",
+            **{f"{k}_ci_{side}": v for k, (lo, hi) in cis.items()
+               for side, v in (("low", lo), ("high", hi))},
             "n_types": len(groups),
             "n_occurrences": int(sum(len(g) for g in groups)),
             "n_sentences": len(sentences),
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _boot_ci(values: np.ndarray, picks: np.ndarray) -> tuple[float, float]:
+    """Percentile 95 % interval of the mean of ``values`` over resampled rows ``picks``
+    (n_boot, n); NaN values (a type without a defined metric) are left out."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    if not ok.any():
+        return math.nan, math.nan
+    sums = np.where(ok, v, 0.0)[picks].sum(axis=1)
+    counts = ok[picks].sum(axis=1)
+    means = sums[counts > 0] / counts[counts > 0]
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def _nanmean(values: Sequence[float]) -> float:
+    """Mean of the finite values; NaN (no warning) when there are none (a static space has
+    no centred MEV)."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    return float(arr.mean()) if arr.size else math.nan
 
 
 def corpus_contextuality(

@@ -29,12 +29,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--n-sentences", type=int, default=200, help="sentences, spread evenly over the split"
     )
     p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
+    p.add_argument(
+        "--per-sentence", action="store_true",
+        help="sample single sentences and average per sentence (default: whole documents, "
+        "averaged per document as Clark et al. average per example)",
+    )  # fmt: skip
     p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.attention import STATISTICS, corpus_statistics, sample_sentences
+    from probing.analyses.attention import (
+        STATISTICS,
+        corpus_statistics,
+        document_statistics,
+        sample_documents,
+        sample_sentences,
+    )
     from probing.figures.attention import statistics_figure
     from probing.figures.export import figure_bytes
     from probing.models.registry import load_encoder
@@ -57,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        sentences = sample_sentences(args.dataset, args.split, args.n_sentences)
+        if args.per_sentence:
+            sentences, docs = sample_sentences(args.dataset, args.split, args.n_sentences), None
+        else:
+            sentences, docs = sample_documents(args.dataset, args.split, args.n_sentences)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -69,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"\r{done}/{total} sentences", end="" if done < total else "\n", file=sys.stderr)
 
-    stats = corpus_statistics(encoder, sentences, batch_size=args.batch_size, progress=progress)
+    if docs is None:
+        stats = corpus_statistics(encoder, sentences, args.batch_size, progress)
+    else:
+        stats = document_statistics(encoder, sentences, docs, args.batch_size, progress)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     stats.to_frame().to_csv(out / "head_statistics.csv", index=False, float_format="%.6g")
     title = (
         f"Head statistics: {encoder.name} on {stats.n_sentences} {args.dataset} {args.split} sentences"
-        f"<br><sup>means over {stats.n_queries} query positions; piece level, special tokens "
+        f"<br><sup>means per {'document' if docs else 'sentence'} ({stats.n_documents or stats.n_sentences}), "
+        f"then over them; {stats.n_queries} query positions; piece level, special tokens "
         "included; entropy in nats</sup>"
     )
     (out / "head_statistics.html").write_bytes(
@@ -88,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         "n_sentences": stats.n_sentences,
         "n_queries": stats.n_queries,
         "skipped": stats.skipped,
+        "n_documents": stats.n_documents,
+        "averaging": stats.averaging,
+        "punctuation": '"." and "," pieces (Clark et al.)',
         "layers": stats.shape[0],
         "heads": stats.shape[1],
         "statistics": STATISTICS,

@@ -34,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--min-count", type=int, default=5, help="occurrences a word type needs (default 5)"
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--uncentred-mev", action="store_true",
+        help="MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)",
+    )  # fmt: skip
     p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
     add_overwrite_argument(p)
@@ -62,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
         encoder = load_encoder(name)
         start = time.perf_counter()
         corpus = encode_corpus(encoder, sentences, pooling=args.pooling, progress=_progress(name))
-        table = contextuality_table(corpus, min_count=args.min_count, seed=args.seed)
+        table = contextuality_table(
+            corpus, min_count=args.min_count, seed=args.seed, centred=not args.uncentred_mev
+        )
         table.insert(1, "dataset", f"{args.dataset}/{args.split}")
         tables.append(table)
         print(f"\n{name}: {len(sentences)} sentences, {table['n_types'].iloc[0]} word types "

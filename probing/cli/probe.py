@@ -19,8 +19,7 @@ from pathlib import Path
 
 from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.encoding import POOLINGS
-from probing.probes.linear import DEFAULT_CS
-from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS, PROBE_CS
 from probing.probes.store import output_stem
 from probing.probes.tasks import TASKS
 
@@ -68,7 +67,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cs",
         type=lambda t: tuple(float(x) for x in t.split(",") if x),
         default=None,
-        help="grid of inverse regularisation strengths C tried on dev (default 0.01,0.1,1)",
+        help="grid of inverse regularisation strengths C tried on dev (default "
+        + ",".join(f"{c:g}" for c in PROBE_CS)
+        + ")",
+    )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="runs with seeds SEED..SEED+N-1 (own control labels, training sample, MDL "
+        "order); scores are means with sd across seeds (committed results: 3)",
+    )
+    p.add_argument(
+        "--per-layer-c",
+        action="store_true",
+        help="choose C per layer on dev (default: one C for all layers, equal capacity)",
+    )
+    p.add_argument(
+        "--mdl",
+        action="store_true",
+        help="also the online codelength (Voita & Titov 2020) of task and control labels",
+    )
+    p.add_argument(
+        "--mdl-seeds",
+        type=int,
+        default=1,
+        help="seeds that also get an MDL measurement (default 1: the first; ~10 fits each)",
+    )
+    p.add_argument(
+        "--no-cumulative-mix",
+        action="store_true",
+        help="skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
     )
     p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument(
@@ -145,9 +174,14 @@ def run(args: argparse.Namespace) -> int:
         max_dev_sentences=args.max_dev_sentences,
         max_test_sentences=args.max_test_sentences,
         n_boot=args.n_boot,
-        Cs=args.cs or DEFAULT_CS,
+        Cs=args.cs or PROBE_CS,
         scalar_mix=not args.no_scalar_mix,
         control=not args.no_control,
+        seeds=args.seeds,
+        per_layer_c=args.per_layer_c,
+        mdl=args.mdl,
+        cumulative_mix=not args.no_cumulative_mix,
+        mdl_seeds=args.mdl_seeds,
     )
     for bar in bars.values():
         bar.close()
@@ -192,10 +226,11 @@ def summary(results) -> str:  # noqa: ANN001 - ProbeResults
     lines.append(f"{'layer':>5}  {metric:>8}  {'95% CI':>15}  {'control':>7}  {'select.':>7}")
     for _, r in results.layer_scores().iterrows():
         ctl = "" if r["control"] != r["control"] else f"{r['control']:.3f}"
-        sel = "" if r["selectivity"] != r["selectivity"] else f"{r['selectivity']:.3f}"
+        sel = "" if r["selectivity"] != r["selectivity"] else (
+            f"{r['selectivity']:.3f} [{r['selectivity_ci_low']:.3f}, {r['selectivity_ci_high']:.3f}]")  # fmt: skip
         lines.append(
             f"{int(r['layer']):>5}  {r['value']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-            f"  {ctl:>7}  {sel:>7}"
+            f"  {ctl:>7}  {sel}"
         )
     for _, r in results.baselines().iterrows():
         lines.append(f"baseline {r['probe']:<12} {r['value']:.3f}")
@@ -203,7 +238,14 @@ def summary(results) -> str:  # noqa: ANN001 - ProbeResults
         m = results.scalar_mix
         weights = " ".join(f"{w:.2f}" for w in m["weights"])
         lines.append(f"scalar mix {m['accuracy']:.3f}; weights {weights}; γ {m['gamma']:.2f}")
-    lines.append(f"centre of gravity {results.centre_of_gravity:.2f}")
+    for _, r in results.summaries().iterrows():
+        where = f"layer {int(r['layer'])} (chosen on dev)" if r["probe"] == "best_layer" else ""
+        lines.append(
+            f"{r['probe']:<18} {where} {r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        )
+    lines.append(f"centre of gravity (running best) {results.centre_of_gravity:.2f}")
+    if results.meta.get("C_at_grid_edge"):
+        lines.append("note: the C chosen on dev is at the edge of the grid (--cs)")
     return "\n".join(lines)
 
 
@@ -224,7 +266,13 @@ def _reconstruct(args: argparse.Namespace) -> list[str]:
         parts += ["--cs", ",".join(f"{c:g}" for c in args.cs)]
     if args.pooling != "first":
         parts += ["--pooling", args.pooling]
-    parts += ["--seed", str(args.seed), "--out", str(args.out)]
+    parts += ["--seed", str(args.seed), "--seeds", str(args.seeds)]
+    for flag in ("per_layer_c", "mdl", "no_scalar_mix", "no_control", "no_cumulative_mix"):
+        if getattr(args, flag):
+            parts.append("--" + flag.replace("_", "-"))
+    if args.mdl and args.mdl_seeds != 1:
+        parts += ["--mdl-seeds", str(args.mdl_seeds)]
+    parts += ["--out", str(args.out)]
     return parts
 
 

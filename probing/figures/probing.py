@@ -2,8 +2,10 @@
 
 One figure per :class:`~probing.probes.run.ProbeResults`: the probe's test score per layer
 with its bootstrap 95 % band, the control-task accuracy and the selectivity (task − control)
-per layer, the baselines as horizontal reference lines, the scalar-mix probe's score, and
-the centre of gravity as a vertical marker. Builders return plotly figures; no Streamlit.
+per layer with its own (paired) band, the baselines as horizontal reference lines, the
+scalar-mix probe's score, and the centre of gravity as a vertical marker; and, when the run
+measured it, the MDL panel (online codelength of task and control labels per layer).
+Builders return plotly figures; no Streamlit.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ BASELINE_STYLES: dict[str, tuple[str, str, str]] = {
     "majority": ("majority label", "#9D9D9D", "dot"),
     "word_type": ("most frequent label per word", "#E45756", "dash"),
     "static": ("linear probe on static vectors", "#72B7B2", "dashdot"),
-    "first_sense": ("WordNet first sense", "#E45756", "dash"),
-    "semcor_mfs": ("SemCor most frequent sense", "#9D9D9D", "dot"),
+    "first_sense": ("WordNet first sense (leaks SemCor counts)", "#E45756", "dash"),
+    "semcor_mfs": ("SemCor-train most frequent sense (→ first sense)", "#9D9D9D", "dot"),
+    "semcor_mfs_train_only": ("SemCor-train most frequent sense only", "#BAB0AC", "dot"),
     "static_1nn": ("1-NN on static vectors", "#72B7B2", "dashdot"),
     "scalar_mix": ("scalar mix of all layers", "#4C78A8", "longdash"),
 }
@@ -70,6 +73,8 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
             "<extra></extra>",
         )
     )
+    if "selectivity_ci_low" in scores and scores["selectivity_ci_low"].notna().any():
+        fig.add_trace(selectivity_band(layers, scores))
     if scores["control"].notna().any():
         fig.add_trace(
             go.Scatter(
@@ -112,9 +117,10 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
             annotation_position="top",
             annotation_font={"color": COG_COLOR},
         )
+    sel_low = scores["selectivity_ci_low"].dropna() if "selectivity_ci_low" in scores else []
     y_low = min(
         [v for v in (*scores["ci_low"], *scores["control"].dropna(), *scores["selectivity"].dropna(),
-                     *refs["value"]) if v == v] or [0.0]
+                     *refs["value"], *sel_low) if v == v] or [0.0]
     )  # fmt: skip
     fig.update_layout(
         title=(
@@ -127,6 +133,57 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
         template="plotly_white",
         height=520,
         margin={"t": 70, "b": 120},
+    )
+    return fig
+
+
+def selectivity_band(layers: list, scores) -> go.Scatter:  # noqa: ANN001 - DataFrame rows
+    """The selectivity's 95 % interval per layer (paired bootstrap: task and control scored
+    on the same resampled sentences), as a filled band; x as given."""
+    return go.Scatter(
+        x=list(layers) + list(layers)[::-1],
+        y=list(scores["selectivity_ci_high"]) + list(scores["selectivity_ci_low"])[::-1],
+        mode="lines",
+        fill="toself",
+        fillcolor="rgba(84,162,75,0.16)",
+        line={"width": 0},
+        hoverinfo="skip",
+        name="selectivity 95 % interval",
+    )
+
+
+def mdl_figure(results: ProbeResults) -> go.Figure | None:
+    """MDL probing (Voita & Titov 2020) per layer: online codelength in kbits of the task's
+    and the control task's labels (bars), compression over the uniform code (hover and
+    title). None when the run has no MDL rows."""
+    t = results.table
+    rows = t[(t["probe"] == "linear") & (t["metric"] == "mdl_kbits")].sort_values("layer")
+    if not len(rows):
+        return None
+    comp = t[(t["probe"] == "linear") & (t["metric"] == "compression")].sort_values("layer")
+    layers = [str(int(v)) for v in rows["layer"]]
+    fig = go.Figure()
+    for col, name, color, c in (("value", "task labels", SCORE_COLOR, comp["value"]),
+                                ("control", "control labels", CONTROL_COLOR, comp["control"])):  # fmt: skip
+        if rows[col].isna().all():
+            continue
+        sd = "control_sd" if col == "control" else "sd"
+        fig.add_trace(go.Bar(
+            x=layers, y=rows[col], name=name, marker_color=color,
+            error_y={"type": "data", "array": rows[sd].fillna(0).tolist(), "visible": True},
+            customdata=list(c), hovertemplate="layer %{x}: %{y:.1f} kbits, compression "
+            "%{customdata:.2f}<extra>" + name + "</extra>",
+        ))  # fmt: skip
+    seeds = int(rows["seeds"].iloc[0]) if "seeds" in rows else 1
+    fig.update_layout(
+        title=f"MDL (online code, Voita & Titov 2020): {results.model} · {results.task}<br>"
+        f"<sup>{int(rows['n'].iloc[0]):,} training words; mean of {seeds} seed(s), bars ±1 sd; "
+        "shorter = labels easier to extract</sup>",
+        barmode="group",
+        xaxis={"title": "layer", "type": "category"},
+        yaxis_title="codelength (kbits)",
+        template="plotly_white",
+        height=380,
     )
     return fig
 
@@ -164,9 +221,9 @@ def write_html(
     """
     path = Path(path)
     parts = [layer_curve(results).to_html(full_html=False, include_plotlyjs=include_plotlyjs)]
-    bar = mix_weights_bar(results)
-    if bar is not None:
-        parts.append(bar.to_html(full_html=False, include_plotlyjs=False))
+    for extra in (mix_weights_bar(results), mdl_figure(results)):
+        if extra is not None:
+            parts.append(extra.to_html(full_html=False, include_plotlyjs=False))
     title = escape(f"{results.model} · {results.dataset} · {results.task}")
     path.write_text(
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"

@@ -25,7 +25,12 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from probing.figures.probing import BASELINE_STYLES, layer_curve, mix_weights_bar
+from probing.figures.probing import (
+    BASELINE_STYLES,
+    layer_curve,
+    mix_weights_bar,
+    selectivity_band,
+)
 from probing.probes.run import ProbeResults
 
 MODEL_COLORS = ("#4C78A8", "#E45756")  # first and second model
@@ -87,6 +92,10 @@ def overlay_curves(results: Sequence[ProbeResults], metric: str | None = None) -
             "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>", **group,
         ))  # fmt: skip
         y_values += [*scores["ci_low"]]
+        if "selectivity_ci_low" in scores and scores["selectivity_ci_low"].notna().any():
+            fig.add_trace(selectivity_band(x, scores).update(
+                fillcolor=band, name=f"{r.model}: selectivity 95 % interval", **group))  # fmt: skip
+            y_values += [*scores["selectivity_ci_low"].dropna()]
         if scores["control"].notna().any():
             for col, dash, label in (("control", "dash", "control task"),
                                      ("selectivity", "dot", "selectivity")):  # fmt: skip
@@ -228,11 +237,14 @@ def layer_table(results: Sequence[ProbeResults], metric: str | None = None) -> p
         frames.append(pd.DataFrame({
             "model": r.model, "layer": s["layer"].astype(int),
             (metric or r.metric): s["value"], "ci_low": s["ci_low"], "ci_high": s["ci_high"],
-            "control": s["control"], "selectivity": s["selectivity"], "n": s["n"],
+            "control": s["control"], "selectivity": s["selectivity"],
+            "sel_ci_low": s.get("selectivity_ci_low"), "sel_ci_high": s.get("selectivity_ci_high"),
+            "n": s["n"],
         }))  # fmt: skip
     table = pd.concat(frames, ignore_index=True)
     # WSD has no control task: drop the empty columns rather than show a column of blanks.
-    return table.drop(columns=[c for c in ("control", "selectivity") if table[c].isna().all()])
+    empty = ("control", "selectivity", "sel_ci_low", "sel_ci_high")
+    return table.drop(columns=[c for c in empty if c in table and table[c].isna().all()])
 
 
 def headline(r: ProbeResults) -> str:
@@ -240,10 +252,21 @@ def headline(r: ProbeResults) -> str:
     scores = r.layer_scores()
     if not len(scores):
         return f"{r.model}: no per-layer scores."
-    best = scores.loc[scores["value"].idxmax()]
+    layer = r.best_layer()
+    best = scores.set_index("layer").loc[layer]
     name = _METRIC_NAMES.get(r.metric, r.metric)
-    parts = [f"**{r.model}**: best layer {int(best['layer'])} ({name} {best['value']:.3f})"]
-    if r.centre_of_gravity == r.centre_of_gravity:
+    on = "chosen on dev" if r.meta.get("best_layer") else "chosen on test"
+    parts = [f"**{r.model}**: best layer {layer} ({on}; test {name} {best['value']:.3f} "
+             f"[{best['ci_low']:.3f}, {best['ci_high']:.3f}])"]  # fmt: skip
+    cogs = r.summaries()
+    for probe, label in (("cog_running_best", "running best"),
+                         ("cog_cumulative_mix", "cumulative mixes")):  # fmt: skip
+        row = cogs[cogs["probe"] == probe]
+        if len(row):
+            c = row.iloc[0]
+            parts.append(f"centre of gravity ({label}) {c['value']:.2f} "
+                         f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]")  # fmt: skip
+    if not len(cogs) and r.centre_of_gravity == r.centre_of_gravity:
         parts.append(f"centre of gravity {r.centre_of_gravity:.2f}")
     if r.scalar_mix:
         parts.append(f"scalar mix {r.scalar_mix['accuracy']:.3f}")

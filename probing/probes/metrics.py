@@ -14,7 +14,10 @@ Bootstrap, exactly and cheaply
     ``groups`` (each item's sentence) the bootstrap resamples *sentences* with replacement
     (a cluster bootstrap): each group's cell counts are summed once, and a replicate is the
     multinomial draw of how often each group is picked times that (groups × cells) matrix.
-    The probing runs pass the test words' sentences.
+    The probing runs pass the test words' sentences, and draw the sentences once per run
+    (:class:`SentenceBootstrap`), so that task and control, all layers and all seeds are
+    scored on the same replicates: the interval of a difference (selectivity) or of the
+    centre of gravity comes from the paired draws.
 
 Centre of gravity (Tenney, Das & Pavlick 2019, "BERT Rediscovers the Classical NLP
 Pipeline", eq. 2)
@@ -41,12 +44,13 @@ ABSTAIN = ""  # a prediction meaning "no answer" (WSD without a backoff sense)
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate and its bootstrap percentile interval."""
+    """A point estimate, its bootstrap percentile interval and (over seeds) its sd."""
 
     value: float
     ci_low: float
     ci_high: float
     n: int
+    sd: float = float("nan")  # spread across seeds, where there are several
 
     def as_dict(self) -> dict[str, float]:
         return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
@@ -104,46 +108,119 @@ def bootstrap_ci(
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
     if groups is not None and len(groups) != n:
         raise ValueError(f"groups has {len(groups)} entries for {n} items")
-    rng = np.random.default_rng(seed)
     if callable(metric):
+        rng = np.random.default_rng(seed)
         return _resampled(y_true, y_pred, metric, n_boot, rng, level, groups)
+    if groups is not None:
+        point, draws = SentenceBootstrap(groups, n_boot, seed).draws(y_true, y_pred, metric)
+        return _interval(point, draws, level, n)
+    cells, n_cells, score = _cells(y_true, y_pred, metric)
+    counts = np.bincount(cells, minlength=n_cells).astype(float)
+    point = float(score(counts[None, :])[0])
+    rng = np.random.default_rng(seed)
+    draws = score(rng.multinomial(n, counts / n, size=n_boot).astype(float))
+    return _interval(point, draws, level, n)
+
+
+def _cells(
+    y_true: np.ndarray, y_pred: np.ndarray, metric: str
+) -> tuple[np.ndarray, int, Callable[[np.ndarray], np.ndarray]]:
+    """Each item's outcome cell (n,), the number of cells, and ``score(counts (B, cells))``."""
     if metric == "accuracy":
         cells = (y_true == y_pred).astype(np.int64)  # 0 wrong, 1 right
 
         def score(counts: np.ndarray) -> np.ndarray:
             return counts[:, 1] / np.maximum(counts.sum(axis=1), 1)
 
-        n_cells = 2
-    elif metric == "macro_f1":
+        return cells, 2, score
+    if metric == "macro_f1":
         cells, pairs, n_classes = _pair_cells(y_true, y_pred)
-
-        def score(counts: np.ndarray) -> np.ndarray:
-            return _macro_f1_from_counts(counts, pairs, n_classes)
-
-        n_cells = len(pairs)
-    elif metric in ("f1", "precision", "recall"):
+        return cells, len(pairs), lambda counts: _macro_f1_from_counts(counts, pairs, n_classes)
+    if metric in ("f1", "precision", "recall"):
         which = ("precision", "recall", "f1").index(metric)
         answered = y_pred != ABSTAIN
         cells = np.where(answered, np.where(y_true == y_pred, 0, 1), 2)  # correct/wrong/none
 
-        def score(counts: np.ndarray) -> np.ndarray:
+        def score_prf(counts: np.ndarray) -> np.ndarray:
             return _prf(counts[:, 0], counts[:, 1], counts[:, 2])[which]
 
-        n_cells = 3
-    else:
-        raise ValueError(f"unknown metric {metric!r}")
-    counts = np.bincount(cells, minlength=n_cells).astype(float)
-    point = float(score(counts[None, :])[0])
-    if groups is None:
-        draws = score(rng.multinomial(n, counts / n, size=n_boot).astype(float))
-    else:
-        _, group = np.unique(np.asarray(groups), return_inverse=True)
-        per_group = np.zeros((int(group.max()) + 1, n_cells))
+        return cells, 3, score_prf
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+class SentenceBootstrap:
+    """One draw of resampled test sentences shared by every score of a run.
+
+    Scoring task and control predictions (or two layers, or several seeds) against the
+    *same* resampled sentences makes their bootstrap draws paired: the draws of a difference
+    (selectivity) or of a function of several scores (the centre of gravity) are the
+    difference or function of the draws. The sentence picks are those of
+    :func:`bootstrap_ci` with the same ``groups`` and ``seed``.
+
+    Args:
+        groups: (n,) the sentence of each test item.
+        n_boot: replicates.
+        seed: seed of the picks.
+
+    Attributes:
+        picks: (n_boot, n_groups) how often each sentence is drawn in each replicate.
+    """
+
+    def __init__(self, groups: Sequence, n_boot: int = 1000, seed: int = 0) -> None:
+        _, self.group = np.unique(np.asarray(groups), return_inverse=True)
+        self.group = self.group.reshape(-1)
+        g = int(self.group.max()) + 1 if self.group.size else 0
+        rng = np.random.default_rng(seed)
+        self.picks = rng.multinomial(g, np.full(g, 1.0 / max(g, 1)), size=n_boot).astype(float)
+
+    @property
+    def n_boot(self) -> int:
+        return self.picks.shape[0]
+
+    def draws(
+        self,
+        y_true: Sequence,
+        y_pred: Sequence,
+        metric: str = "accuracy",
+        mask: np.ndarray | None = None,
+    ) -> tuple[float, np.ndarray]:
+        """Point estimate and (n_boot,) replicate scores of ``metric``.
+
+        Args:
+            y_true, y_pred: (n,) gold and predicted labels of all test items.
+            metric: ``accuracy``, ``macro_f1``, ``f1``, ``precision`` or ``recall``.
+            mask: (n,) bool, score only these items (their sentences are still resampled
+                with all the others, so subset scores stay paired with full-set ones).
+        """
+        y_true, y_pred, group = np.asarray(y_true), np.asarray(y_pred), self.group
+        if mask is not None:
+            y_true, y_pred, group = y_true[mask], y_pred[mask], group[mask]
+        if y_true.size == 0:
+            return float("nan"), np.full(self.n_boot, np.nan)
+        cells, n_cells, score = _cells(y_true, y_pred, metric)
+        per_group = np.zeros((self.picks.shape[1], n_cells))
         np.add.at(per_group, (group, cells), 1.0)
-        g = per_group.shape[0]
-        picks = rng.multinomial(g, np.full(g, 1.0 / g), size=n_boot).astype(float)
-        draws = score(picks @ per_group)
-    return _interval(point, draws, level, n)
+        point = float(score(per_group.sum(axis=0)[None, :])[0])
+        return point, score(self.picks @ per_group)
+
+
+def seed_estimate(
+    points: Sequence[float], draws: Sequence[np.ndarray], n: int, level: float = 0.95
+) -> Estimate:
+    """Mean over seeds, its paired-bootstrap interval, and the spread (sd) across seeds.
+
+    Args:
+        points: (seeds,) each seed's score.
+        draws: (seeds,) arrays (n_boot,) of each seed's replicate scores on the *same*
+            resampled sentences (:class:`SentenceBootstrap`), so their mean is a replicate
+            of the mean score.
+        n: test items.
+    """
+    pts = np.asarray(points, dtype=float)
+    mean_draws = np.mean(np.stack([np.asarray(d, dtype=float) for d in draws]), axis=0)
+    est = _interval(float(pts.mean()), mean_draws, level, n)
+    sd = float(pts.std(ddof=1)) if len(pts) > 1 else 0.0
+    return Estimate(est.value, est.ci_low, est.ci_high, n, sd)
 
 
 def _resampled(y_true, y_pred, metric, n_boot, rng, level, groups) -> Estimate:  # noqa: ANN001
@@ -195,6 +272,24 @@ def centre_of_gravity(
     if not np.isfinite(total) or abs(total) < 1e-12:
         return float("nan")
     return float(np.sum(ls[1:] * delta) / total)
+
+
+def centre_of_gravity_draws(
+    draws: np.ndarray, layers: Sequence[int] | None = None, cumulative: bool = True
+) -> np.ndarray:
+    """:func:`centre_of_gravity` of each row of ``draws`` (n_boot, n_layers): paired
+    bootstrap replicates of the per-layer scores give replicates of the centre of gravity
+    (NaN where no layer improves on the first)."""
+    s = np.asarray(draws, dtype=float)
+    ls = np.arange(s.shape[1]) if layers is None else np.asarray(layers, dtype=float)
+    if s.shape[1] < 2:
+        return np.full(s.shape[0], np.nan)
+    if cumulative:
+        s = np.maximum.accumulate(s, axis=1)
+    delta = np.diff(s, axis=1)
+    total = delta.sum(axis=1)
+    ok = np.isfinite(total) & (np.abs(total) > 1e-12)
+    return np.where(ok, (delta @ ls[1:]) / np.where(ok, total, 1.0), np.nan)
 
 
 def expected_layer(weights: Sequence[float], layers: Sequence[int] | None = None) -> float:

@@ -38,26 +38,16 @@ from probing.encoders.base import Encoder
 from probing.encoding import Pooling
 from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
-from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
-from probing.probes.control import ControlTask
-from probing.probes.guards import check_probe_size
-from probing.probes.linear import DEFAULT_CS, LinearProbe
+from probing.probes.control import TypeKeys, model_type_keys
 from probing.probes.meta import RunMeta
-from probing.probes.metrics import (
-    ABSTAIN,
-    Estimate,
-    bootstrap_ci,
-    centre_of_gravity,
-    expected_layer,
+from probing.probes.metrics import centre_of_gravity
+from probing.probes.runners import (
+    PER_LAYER_PROBES,
+    PROBE_CS,
+    TaggingRun,
+    WsdRun,
 )
-from probing.probes.mix import ScalarMixProbe
-from probing.probes.tasks import Task, get_task
-from probing.probes.wsd import (
-    MostFrequentSense,
-    NearestSenseClassifier,
-    first_sense_backoff,
-    lemma_key,
-)
+from probing.probes.tasks import get_task
 
 # (stage, done, total): stages "extract train", "extract dev", "extract test", "fit".
 ProbeProgress = Callable[[str, int, int], None]
@@ -65,7 +55,12 @@ ProbeProgress = Callable[[str, int, int], None]
 COLUMNS = [
     "model", "task", "dataset", "split", "probe", "layer", "metric",
     "value", "ci_low", "ci_high", "control", "selectivity", "n",
+    "control_ci_low", "control_ci_high", "selectivity_ci_low", "selectivity_ci_high",
+    "seeds", "selected_on", "sd", "control_sd", "selectivity_sd",
 ]  # fmt: skip
+_FLOAT_COLUMNS = ("value", "ci_low", "ci_high", "control", "selectivity", "control_ci_low",
+                  "control_ci_high", "selectivity_ci_low", "selectivity_ci_high", "sd",
+                  "control_sd", "selectivity_sd")  # fmt: skip
 
 DEFAULT_MAX_TRAIN_SENTENCES = 2000
 DEFAULT_MAX_TRAIN_WORDS = 20_000
@@ -108,18 +103,30 @@ class ProbeResults:
         """Per-layer rows of the per-layer probe for ``metric`` (default: headline), by layer."""
         metric = metric or self.metric
         t = self.table
-        rows = t[t["layer"].notna() & (t["metric"] == metric)]
+        rows = t[t["layer"].notna() & (t["metric"] == metric) & t["probe"].isin(PER_LAYER_PROBES)]
         return rows.sort_values("layer").reset_index(drop=True)
 
     def baselines(self, metric: str | None = None) -> pd.DataFrame:
         """Baseline rows (no layer) for ``metric``, scalar mix excluded."""
         metric = metric or self.metric
         t = self.table
-        return t[t["layer"].isna() & (t["metric"] == metric) & (t["probe"] != "scalar_mix")]
+        return t[t["layer"].isna() & (t["metric"] == metric) & (t["probe"] != "scalar_mix")
+                 & ~t["probe"].isin(("cog_running_best", "cog_cumulative_mix"))]  # fmt: skip
 
     def best_layer(self, metric: str | None = None) -> int:
+        """The layer chosen on dev (``meta["best_layer"]``); results without a dev choice
+        (older files, uploads without dev) fall back to the best test score."""
+        chosen = self.meta.get("best_layer", {})
+        if metric in (None, self.metric) and chosen.get("layer") is not None:
+            return int(chosen["layer"])
         scores = self.layer_scores(metric)
         return int(scores.loc[scores["value"].idxmax(), "layer"])
+
+    def summaries(self) -> pd.DataFrame:
+        """Rows of the layer summaries: centres of gravity (``cog_running_best``,
+        ``cog_cumulative_mix``) and the dev-chosen ``best_layer`` on test."""
+        t = self.table
+        return t[t["probe"].isin(("cog_running_best", "cog_cumulative_mix", "best_layer"))]
 
     def to_dict(self) -> dict:
         """JSON-ready: meta, centre of gravity, scalar mix, records (NaN -> None)."""
@@ -168,10 +175,15 @@ def probe_layers(
     max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
     max_dev_sentences: int | None = None,
     max_test_sentences: int | None = None,
-    Cs: Sequence[float] = DEFAULT_CS,
+    Cs: Sequence[float] = PROBE_CS,
     n_boot: int = 1000,
     scalar_mix: bool = True,
     control: bool = True,
+    seeds: int = 1,
+    per_layer_c: bool = False,
+    mdl: bool = False,
+    cumulative_mix: bool = True,
+    mdl_seeds: int = 1,
 ) -> ProbeResults:
     """Probe every layer of a model for one task; see the module doc for what runs.
 
@@ -189,7 +201,18 @@ def probe_layers(
         Cs: grid for the linear probes' C.
         n_boot: bootstrap replicates for the intervals.
         scalar_mix: also train the scalar-mix probe (tagging tasks).
-        control: also run control tasks (tagging tasks).
+        control: also run control tasks (tagging tasks), word types keyed as the model
+            sees them (:func:`probing.probes.control.model_type_keys`).
+        seeds: runs with seeds ``seed … seed + seeds - 1``; each draws its own control
+            labels, training sample and MDL order; scores are means over seeds with sd.
+        per_layer_c: choose C per layer on dev (default: one C for all layers, the one
+            with the best mean dev accuracy, so that layers are probed at equal capacity).
+        mdl: also measure the online codelength (Voita & Titov 2020) of task and control
+            labels per layer (tagging tasks).
+        mdl_seeds: how many of the seeds also get an MDL measurement (each a new data
+            order and control labelling; default the first only: MDL costs about ten fits).
+        cumulative_mix: also train the cumulative scalar mixes over layers 0..l for Tenney
+            et al.'s centre of gravity (tagging tasks with ``scalar_mix``).
     """
     from probing.models.registry import load_encoder
 
@@ -208,7 +231,7 @@ def probe_layers(
         return lambda done, total: report(name, done, total)
 
     t0 = time.perf_counter()
-    splits = ("train", "test") if spec.kind == "wsd" else ("train", "dev", "test")
+    splits = ("train", "dev", "test")
     caps = {"train": max_train_sentences, "dev": max_dev_sentences, "test": max_test_sentences}
     feats: dict[str, Features] = {}
     for split in splits:
@@ -220,7 +243,9 @@ def probe_layers(
     results = probe_features(
         feats, spec.name, model=encoder.info.name, dataset=dataset, progress=progress,
         seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
-        scalar_mix=scalar_mix, control=control,
+        scalar_mix=scalar_mix, control=control, seeds=seeds, per_layer_c=per_layer_c,
+        mdl=mdl, cumulative_mix=cumulative_mix, type_keys=model_type_keys(encoder),
+        mdl_seeds=mdl_seeds,
     )  # fmt: skip
     meta = results.meta
     meta.encoder = encoder.info.name
@@ -242,10 +267,16 @@ def probe_features(
     progress: ProbeProgress | None = None,
     seed: int = 0,
     max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
-    Cs: Sequence[float] = DEFAULT_CS,
+    Cs: Sequence[float] = PROBE_CS,
     n_boot: int = 1000,
     scalar_mix: bool = True,
     control: bool = True,
+    seeds: int = 1,
+    per_layer_c: bool = False,
+    mdl: bool = False,
+    cumulative_mix: bool = True,
+    type_keys: TypeKeys | None = None,
+    mdl_seeds: int = 1,
 ) -> ProbeResults:
     """The probes of :func:`probe_layers` on features already extracted.
 
@@ -255,42 +286,56 @@ def probe_features(
             of its training words and the scalar mix trains for its full epochs.
         task: a task name (see :mod:`probing.probes.tasks`).
         model, dataset: names recorded in the results.
+        type_keys: word -> control-task type key (default: the word itself).
         Other arguments as in :func:`probe_layers`.
     """
-    check_run_arguments(n_boot, Cs)
     spec = get_task(task)
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
-    run = _WsdRun if spec.kind == "wsd" else _TaggingRun
+    run = WsdRun if spec.kind == "wsd" else TaggingRun
+    check_run_arguments(n_boot, Cs)
+    if int(seeds) < 1:
+        raise InvalidArgumentError(f"seeds must be at least 1, not {seeds}.")
+    feats = _first_word_of_mwes(feats) if spec.name in ("supersense", "wsd") else feats
     runner = run(spec, dataset, model, feats, seed, n_boot, fit_progress)
     t1 = time.perf_counter()
     if spec.kind == "wsd":
         runner.run()
     else:
-        runner.run(max_train_words, tuple(Cs), scalar_mix, control)
+        runner.run(
+            max_train_words, tuple(Cs), scalar_mix=scalar_mix, control=control, seeds=seeds,
+            per_layer_c=per_layer_c, mdl=mdl, cumulative_mix=cumulative_mix, type_keys=type_keys,
+            mdl_seeds=mdl_seeds,
+        )  # fmt: skip
     t_fit = time.perf_counter() - t1
 
     table = _typed_table(runner.rows)
-    per_layer = table[table["layer"].notna() & (table["metric"] == spec.metric)].sort_values(
-        "layer"
-    )
+    per_layer = table[
+        table["probe"].isin(PER_LAYER_PROBES) & (table["metric"] == spec.metric)
+    ].sort_values("layer")
     cog = centre_of_gravity(per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float))
     test, train = feats["test"], feats["train"]
-    meta = runner.meta
-    meta.layers = list(test.layer_ids)
-    meta.seed = seed
-    meta.n_boot = n_boot
-    meta.bootstrap_unit = "sentence"
-    meta.max_train_words = max_train_words if spec.kind != "wsd" else None
-    meta.n_train_sentences = len(train.sent_ids)
-    meta.n_test_sentences = len(test.sent_ids)
-    meta.n_dev_sentences = len(feats["dev"].sent_ids) if "dev" in feats else 0
-    meta.eval_split = "test"
-    meta.timing_s = {"fit": round(t_fit, 2)}
+    meta = {
+        "layers": list(test.layer_ids),
+        "seed": seed,
+        "seeds": [seed + i for i in range(seeds)] if spec.kind != "wsd" else [seed],
+        "n_boot": n_boot,
+        "bootstrap_unit": "sentence",
+        "max_train_words": max_train_words if spec.kind != "wsd" else None,
+        "n_train_sentences": len(train.sent_ids),
+        "n_test_sentences": len(test.sent_ids),
+        "n_dev_sentences": len(feats["dev"].sent_ids) if "dev" in feats else 0,
+        "eval_split": "test",
+        "timing_s": {"fit": round(t_fit, 2)},
+        **runner.meta,
+    }
     return ProbeResults(
         model=model, task=spec.name, dataset=dataset, table=table,
         scalar_mix=runner.mix, centre_of_gravity=cog, meta=meta,
     )  # fmt: skip
+
+
+# -- helpers ------------------------------------------------------------------------------
 
 
 def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) -> None:
@@ -313,211 +358,23 @@ def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) ->
             raise InvalidArgumentError(f"sentence caps must be at least 1 (or none), not {size}.")
 
 
-# -- the two kinds of run -----------------------------------------------------------------
-
-
-class _Run:
-    def __init__(
-        self,
-        spec: Task,
-        dataset: str,
-        model: str,
-        feats: dict[str, Features],
-        seed: int,
-        n_boot: int,
-        progress: Callable[[int, int], None],
-    ) -> None:
-        self.spec, self.dataset, self.model, self.feats = spec, dataset, model, feats
-        self.seed, self.n_boot, self.progress = seed, n_boot, progress
-        self.rows: list[dict] = []
-        self.mix: dict | None = None
-        self.meta = RunMeta()
-
-    def add(
-        self,
-        probe: str,
-        layer: int | None,
-        metric: str,
-        est: Estimate,
-        control: float = math.nan,
-        selectivity: float = math.nan,
-    ) -> None:
-        self.rows.append(
-            {
-                "model": self.model, "task": self.spec.name, "dataset": self.dataset,
-                "split": "test", "probe": probe, "layer": layer, "metric": metric,
-                "value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                "control": control, "selectivity": selectivity, "n": est.n,
-            }
-        )  # fmt: skip
-
-    def ci(self, y_true, y_pred, metric: str, groups: np.ndarray) -> Estimate:  # noqa: ANN001
-        # Test words resampled by sentence: words of one sentence are not independent.
-        return bootstrap_ci(
-            y_true, y_pred, metric, n_boot=self.n_boot, seed=self.seed, groups=groups
-        )
-
-
-class _TaggingRun(_Run):
-    def _control_accuracy(self, C: float, X_tr, c_tr, X_te, c_te) -> float:  # noqa: ANN001
-        if len(np.unique(c_tr)) < 2:
-            # One word type (or all types drew the same label): the control probe can only
-            # predict that label, which is what a classifier of one class does.
-            return float(np.mean(c_te == c_tr[0]))
-        c_probe = LinearProbe(C=C, max_train_words=None, random_state=self.seed)
-        return float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
-
-    def run(
-        self, max_train_words: int | None, Cs: tuple[float, ...], scalar_mix: bool, control: bool
-    ) -> None:
-        # Every fit uses the same training words: subsample once here.
-        train = self.feats["train"].subsample(max_train_words, seed=self.seed)
-        check_probe_size(train.labels, train.dim, f"A {self.spec.name} probe")
-        dev, test = self.feats.get("dev"), self.feats["test"]
-        layer_ids = test.layer_ids
-        y_tr, y_te, g_te = train.labels, test.labels, test.sentence_index
-        y_dev = None if dev is None else dev.labels
-
-        def on_dev(layer: int | None) -> np.ndarray | None:
-            if dev is None:
-                return None
-            return dev.static if layer is None else dev.layer(layer)
-
-        steps = len(layer_ids) * (2 if control else 1) + 1 + int(scalar_mix)
-        done = 0
-        self.progress(done, steps)
-
-        for name, base in (("majority", MajorityBaseline()), ("word_type", WordTypeBaseline())):
-            pred = base.fit(train.words, y_tr).predict(test.words)
-            self.add(name, None, "accuracy", self.ci(y_te, pred, "accuracy", g_te))
-            self.add(name, None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
-        seen = WordTypeBaseline().fit(train.words, y_tr).seen(test.words)
-
-        probe_kw = {"Cs": Cs, "max_train_words": None, "random_state": self.seed}
-        static = LinearProbe(**probe_kw).fit(train.static, y_tr, on_dev(None), y_dev)
-        pred = static.predict(test.static)
-        self.add("static", None, "accuracy", self.ci(y_te, pred, "accuracy", g_te))
-        self.add("static", None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
-        done += 1
-        self.progress(done, steps)
-
-        if control:
-            ctl = ControlTask(seed=self.seed).fit(train.words, y_tr)
-            c_tr, c_te = ctl.transform(train.words), ctl.transform(test.words)
-        chosen, dev_scores, oov_acc = {}, {}, {}
-        for layer in layer_ids:
-            X_tr, X_te = train.layer(layer), test.layer(layer)
-            probe = LinearProbe(**probe_kw).fit(X_tr, y_tr, on_dev(layer), y_dev)
-            pred = probe.predict(X_te)
-            chosen[layer], dev_scores[layer] = probe.C_, probe.dev_scores_
-            oov_acc[layer] = float(np.mean(pred[~seen] == y_te[~seen])) if (~seen).any() else None
-            done += 1
-            self.progress(done, steps)
-            acc = self.ci(y_te, pred, "accuracy", g_te)
-            c_acc = sel = math.nan
-            if control:
-                # Same probe family, same C, same words: only the labels differ.
-                c_acc = self._control_accuracy(probe.C_, X_tr, c_tr, X_te, c_te)
-                sel = acc.value - c_acc
-                done += 1
-                self.progress(done, steps)
-            self.add("linear", layer, "accuracy", acc, c_acc, sel)
-            self.add("linear", layer, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
-
-        if scalar_mix:
-            probe = ScalarMixProbe(max_train_words=None, random_state=self.seed)
-            probe.fit(train.layers, y_tr, None if dev is None else dev.layers, y_dev,
-                      layers=layer_ids)  # fmt: skip
-            pred = probe.predict(test.layers)
-            acc = self.ci(y_te, pred, "accuracy", g_te)
-            self.add("scalar_mix", None, "accuracy", acc)
-            self.add("scalar_mix", None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
-            self.mix = {
-                "layers": list(layer_ids),
-                "weights": [float(w) for w in probe.weights_],
-                "gamma": float(probe.gamma_),
-                "expected_layer": expected_layer(probe.weights_, layer_ids),
-                "accuracy": acc.value,
-                "ci_low": acc.ci_low,
-                "ci_high": acc.ci_high,
-            }
-            done += 1
-            self.progress(done, steps)
-
-        self.meta.update(
-            {
-                "n_train_words": train.n_words,
-                "n_dev_words": 0 if dev is None else dev.n_words,
-                "n_test_words": test.n_words,
-                "n_labels": int(len(np.unique(y_tr))),
-                "test_unseen_type_rate": float(np.mean(~seen)),
-                "C": {str(k): v for k, v in chosen.items()},
-                "dev_accuracy_by_C": {
-                    str(k): {str(c): s for c, s in v.items()} for k, v in dev_scores.items()
-                },
-                "unseen_type_accuracy": {str(k): v for k, v in oov_acc.items()},
-            }
-        )
-
-
-class _WsdRun(_Run):
-    def run(self) -> None:
-        train, test = self.feats["train"], self.feats["test"]
-        # One instance per multi-word expression: its first word.
-        if "mwe" in train.fields:
-            train = train.select(train.fields["mwe"] != "I")
-            test = test.select(test.fields["mwe"] != "I")
-        k_tr = np.array([lemma_key(s) for s in train.labels])
-        k_te = np.array([lemma_key(s) for s in test.labels])
-        y_tr, y_te = train.labels, test.labels
-        self.y_test, self.g_test = y_te, test.sentence_index
-        seen = np.isin(k_te, k_tr)
-        backoff = first_sense_backoff()
-        steps = len(test.layer_ids) + 1
-        self.progress(0, steps)
-
-        first = np.array([backoff(k) or ABSTAIN for k in k_te])
-        mfs = MostFrequentSense(backoff).fit(y_tr, k_tr).predict(k_te)
-        for name, pred in (("first_sense", first), ("semcor_mfs", mfs)):
-            self._score(name, None, pred, seen)
-        pred = (
-            NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr).predict(test.static, k_te)
-        )
-        self._score("static_1nn", None, pred, seen)
-        self.progress(1, steps)
-
-        for i, layer in enumerate(test.layer_ids, start=2):
-            clf = NearestSenseClassifier(backoff).fit(train.layer(layer), y_tr, k_tr)
-            self._score("1nn", layer, clf.predict(test.layer(layer), k_te), seen)
-            self.progress(i, steps)
-
-        self.meta.update(
-            {
-                "n_train_instances": int(len(y_tr)),
-                "n_test_instances": int(len(y_te)),
-                "n_train_senses": int(len(np.unique(y_tr))),
-                "test_seen_lemma_rate": float(np.mean(seen)),
-                "first_sense_coverage": float(np.mean(first != ABSTAIN)),
-            }
-        )
-
-    def _score(self, probe: str, layer: int | None, pred: np.ndarray, seen: np.ndarray) -> None:
-        y, g = self.y_test, self.g_test
-        for metric in ("f1", "precision", "recall"):
-            self.add(probe, layer, metric, self.ci(y, pred, metric, g))
-        self.add(probe, layer, "accuracy_seen", self.ci(y[seen], pred[seen], "accuracy", g[seen]))
-
-
-# -- helpers ------------------------------------------------------------------------------
-
-
 def _typed_table(rows: list[dict]) -> pd.DataFrame:
-    """The tidy table with its dtypes: nullable int layers, float scores (NaN = none)."""
+    """The tidy table with its dtypes: nullable int layers, float scores (NaN = none).
+    Rows written before a column existed (older results) get NaN / 1 seed / "" there."""
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["layer"] = table["layer"].astype("Int64")
-    for col in ("value", "ci_low", "ci_high", "control", "selectivity"):
+    for col in _FLOAT_COLUMNS:
         table[col] = table[col].astype(float)
+    table["seeds"] = table["seeds"].fillna(1).astype(int)
+    table["selected_on"] = table["selected_on"].astype(object).fillna("").astype(str)
     return table
+
+
+def _first_word_of_mwes(feats: dict[str, Features]) -> dict[str, Features]:
+    """One instance per multi-word expression, its first word: the other words share its
+    label and would count it several times (WSD and supersense alike)."""
+    return {k: f.select(f.fields["mwe"] != "I") if "mwe" in f.fields else f
+            for k, f in feats.items()}  # fmt: skip
 
 
 def _json_value(v):  # noqa: ANN001, ANN202

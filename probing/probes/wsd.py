@@ -154,3 +154,34 @@ def first_sense_backoff(data_dir=None) -> Callable[[str], str | None]:  # noqa: 
         return first_sense_key(lemma, pos, data_dir)
 
     return backoff
+
+
+# SemCor tags proper names with a class placeholder, not a word sense (``Fulton_County`` ->
+# ``location%1:03:00::``); WSD evaluations leave them out.
+PLACEHOLDERS = frozenset({"person%1:03:00::", "group%1:03:00::", "location%1:03:00::"})
+
+
+def is_placeholder(sense_key: str) -> bool:
+    """True for SemCor's proper-name placeholder senses (person/group/location)."""
+    return str(sense_key) in PLACEHOLDERS
+
+
+def wordnet_sense_count(key: str, data_dir=None) -> int:  # noqa: ANN001
+    """How many WordNet 3.0 senses the lemma key ``lemma%pos`` has (0 if none)."""
+    return _sense_counts(data_dir).get(key, 0)
+
+
+def _sense_counts(data_dir=None) -> dict[str, int]:  # noqa: ANN001
+    from probing.datasets.wordnet import _folder, _sense_index
+
+    folder = _folder(data_dir)
+    if folder not in _COUNTS:
+        counts: dict[str, int] = {}
+        for sense in _sense_index(folder).offsets:
+            k = lemma_key(sense)
+            counts[k] = counts.get(k, 0) + 1
+        _COUNTS[folder] = counts
+    return _COUNTS[folder]
+
+
+_COUNTS: dict = {}

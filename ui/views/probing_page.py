@@ -30,6 +30,7 @@ from probing.datasets.upload import (
 from probing.errors import ResultFileError
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes
+from probing.figures.probing import mdl_figure
 from probing.figures.probing_page import (
     headline,
     layer_table,
@@ -174,6 +175,8 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     three = {c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[2:-1]}
     right.dataframe(table, hide_index=True, key=f"{key}_table",
                     column_config={**three, "n": st.column_config.NumberColumn("test words")})  # fmt: skip
+    show_rigour_notes(results)
+    show_mdl(results, key)
     downloads(results, fig, stem, key)
 
 
@@ -192,6 +195,37 @@ def progress_callback(
         )
 
     return report
+
+
+def show_rigour_notes(results: Sequence[ProbeResults]) -> None:
+    """How the numbers were chosen: seeds, the C choice on dev, the selectivity band."""
+    for r in results:
+        seeds = r.meta.get("seeds") or [r.meta.get("seed", 0)]
+        if r.task == "wsd" or r.meta.get("C_selection") is None:
+            continue
+        edge = " — at the edge of the grid" if r.meta.get("C_at_grid_edge") else ""
+        st.caption(
+            f"{r.model}: mean of {len(seeds)} seed(s) (own control labels and training sample "
+            f"each; sd in the CSV); C {sorted(set(r.meta['C'].values()))} "
+            f"({r.meta['C_selection']}{edge}). Green band: 95 % interval of the selectivity, "
+            "task and control scored on the same resampled sentences."
+        )
+
+
+def show_mdl(results: Sequence[ProbeResults], key: str) -> None:
+    """The MDL panel (Voita & Titov 2020), for runs that measured it."""
+    for i, r in enumerate(results):
+        fig = mdl_figure(r)
+        if fig is None:
+            continue
+        st.plotly_chart(fig, key=f"{key}_mdl_{i}")
+        st.caption(
+            "MDL probing: the bits needed to transmit the training labels with a probe trained "
+            "online on the labels sent so far (blocks at 0.1 … 50 % of the data; the first "
+            "block by the uniform code). Shorter codes (higher compression over the uniform "
+            "code) mean labels that are easier to extract; the gap between task and control "
+            "labels is the complexity-aware counterpart of selectivity."
+        )
 
 
 def render() -> None:

@@ -1,0 +1,502 @@
+"""The two kinds of probing run behind :func:`probing.probes.run.probe_layers`.
+
+:class:`TaggingRun` (POS, PTB, supersense): baselines, one C for all layers chosen on dev,
+per layer and seed a linear probe and its control probe (paired bootstrap over test
+sentences), optional MDL, the scalar mix and the cumulative mixes, the dev-chosen best
+layer and both centres of gravity. :class:`WsdRun`: 1-NN to sense centroids per layer with
+its baselines and subsets. Both append tidy rows (:data:`probing.probes.run.COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from probing.features import Features
+from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
+from probing.probes.control import ControlTask, TypeKeys
+from probing.probes.guards import check_probe_size
+from probing.probes.linear import LinearProbe
+from probing.probes.mdl import online_codelength
+from probing.probes.metrics import (
+    ABSTAIN,
+    Estimate,
+    SentenceBootstrap,
+    centre_of_gravity,
+    centre_of_gravity_draws,
+    expected_layer,
+    seed_estimate,
+)
+from probing.probes.mix import ScalarMixProbe
+from probing.probes.tasks import Task
+from probing.probes.wsd import (
+    MostFrequentSense,
+    NearestSenseClassifier,
+    first_sense_backoff,
+    is_placeholder,
+    lemma_key,
+    wordnet_sense_count,
+)
+
+# Probes with one row per layer (the others are baselines, mixes and summaries).
+PER_LAYER_PROBES = ("linear", "1nn")
+# C grid of the linear probes, from strong to weak regularisation: wide enough that the
+# choice on dev is not at an edge for these tasks (reported in meta when it is).
+PROBE_CS: tuple[float, ...] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+# Training words of each scalar mix (all layers in memory at once: 7 x 204k x 384 float32
+# would be 2.2 GB, times three copies while training).
+MIX_MAX_TRAIN_WORDS = 50_000
+
+
+class Run:
+    def __init__(
+        self,
+        spec: Task,
+        dataset: str,
+        model: str,
+        feats: dict[str, Features],
+        seed: int,
+        n_boot: int,
+        progress: Callable[[int, int], None],
+    ) -> None:
+        self.spec, self.dataset, self.model, self.feats = spec, dataset, model, feats
+        self.seed, self.n_boot, self.progress = seed, n_boot, progress
+        self.rows: list[dict] = []
+        self.mix: dict | None = None
+        self.meta: dict = {}
+        # One set of resampled test sentences for every score: task/control, layers and
+        # seeds are paired (see probing.probes.metrics.SentenceBootstrap).
+        self.boot = SentenceBootstrap(feats["test"].sentence_index, n_boot, seed)
+
+    def add(
+        self,
+        probe: str,
+        layer: int | None,
+        metric: str,
+        est: Estimate,
+        control: Estimate | None = None,
+        selectivity: Estimate | None = None,
+        seeds: int = 1,
+        selected_on: str = "",
+    ) -> None:
+        nan = math.nan
+        c = control or Estimate(nan, nan, nan, 0)
+        s = selectivity or Estimate(nan, nan, nan, 0)
+        self.rows.append(
+            {
+                "model": self.model, "task": self.spec.name, "dataset": self.dataset,
+                "split": "test", "probe": probe, "layer": layer, "metric": metric,
+                "value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
+                "control": c.value, "selectivity": s.value, "n": est.n,
+                "control_ci_low": c.ci_low, "control_ci_high": c.ci_high,
+                "selectivity_ci_low": s.ci_low, "selectivity_ci_high": s.ci_high,
+                "seeds": seeds, "selected_on": selected_on,
+                "sd": est.sd, "control_sd": c.sd, "selectivity_sd": s.sd,
+            }
+        )  # fmt: skip
+
+    def score(
+        self,
+        probe: str,
+        layer: int | None,
+        y_true: np.ndarray,
+        preds: Sequence[np.ndarray],
+        metrics: Sequence[str],
+        control: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+        selected_on: str = "",
+        mask: np.ndarray | None = None,
+        names: dict[str, str] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Rows for one probe: each metric's mean over seeds (``preds``: one (n,) array per
+        seed), its CI and sd; with ``control`` ((gold, predicted) per seed) also control
+        and selectivity, paired. Returns each metric's mean bootstrap draws."""
+        out = {}
+        for metric in metrics:
+            t = [self.boot.draws(y_true, p, metric, mask) for p in preds]
+            n = int(len(y_true) if mask is None else mask.sum())
+            est = seed_estimate([v for v, _ in t], [d for _, d in t], n)
+            c_est = s_est = None
+            if control:
+                c = [self.boot.draws(cy, cp, metric, mask) for cy, cp in control]
+                c_est = seed_estimate([v for v, _ in c], [d for _, d in c], n)
+                s_est = seed_estimate(
+                    [a - b for (a, _), (b, _) in zip(t, c, strict=True)],
+                    [a - b for (_, a), (_, b) in zip(t, c, strict=True)],
+                    n,
+                )
+            name = (names or {}).get(metric, metric)
+            self.add(probe, layer, name, est, c_est, s_est, len(preds), selected_on)
+            out[metric] = np.mean([d for _, d in t], axis=0)
+        return out
+
+    def _row(self, probe: str, layer: int | None, metric: str) -> dict:
+        return next(r for r in reversed(self.rows)
+                    if r["probe"] == probe and r["layer"] == layer and r["metric"] == metric)  # fmt: skip
+
+    def add_summary(self, probe: str, metric: str, point: float, draws: np.ndarray) -> None:
+        """A row for a summary of the per-layer scores (centre of gravity), CI from the
+        paired draws."""
+        low, high = np.nanquantile(draws, [0.025, 0.975]) if np.isfinite(draws).any() else (
+            math.nan, math.nan)  # fmt: skip
+        self.add(probe, None, metric, Estimate(point, float(low), float(high), len(draws)))
+
+    def add_best_layer(self, dev_scores: dict[int, float], metric: str) -> None:
+        """The layer with the best *dev* score, reported with its test row."""
+        if not dev_scores:
+            return
+        best = max(sorted(dev_scores), key=lambda layer: dev_scores[layer])
+        row = next(r for r in self.rows if r["probe"] in PER_LAYER_PROBES
+                   and r["layer"] == best and r["metric"] == metric)  # fmt: skip
+        self.rows.append({**row, "probe": "best_layer", "selected_on": "dev"})
+        self.meta["best_layer"] = {
+            "layer": int(best), "selected_on": "dev", "metric": metric,
+            "dev": float(dev_scores[best]), "test": row["value"],
+            "test_ci": [row["ci_low"], row["ci_high"]],
+        }  # fmt: skip
+
+
+class TaggingRun(Run):
+    def run(
+        self,
+        max_train_words: int | None,
+        Cs: tuple[float, ...],
+        *,
+        scalar_mix: bool,
+        control: bool,
+        seeds: int = 1,
+        per_layer_c: bool = False,
+        mdl: bool = False,
+        cumulative_mix: bool = True,
+        type_keys: TypeKeys | None = None,
+        mdl_seeds: int = 1,
+    ) -> None:
+        full = self.feats["train"]
+        self.seeds = [self.seed + i for i in range(seeds)]
+        # Each seed its own training sample; with the whole split they are all the same
+        # words, and the (convex, deterministic) task probe is fitted once.
+        self.trains = {s: full.subsample(max_train_words, seed=s) for s in self.seeds}
+        self.same_train = max_train_words is None or full.n_words <= max_train_words
+        check_probe_size(full.labels, full.dim, f"A {self.spec.name} probe")
+        self.dev, self.test = self.feats.get("dev"), self.feats["test"]
+        self.y_te = self.test.labels
+        layer_ids = self.test.layer_ids
+        self.mdl_seeds = self.seeds[: max(1, mdl_seeds)] if mdl else []
+        steps = 1 + len(layer_ids) * (
+            2 + len(self.seeds) * int(control) + len(self.mdl_seeds) * (1 + int(control))
+        )
+        steps += int(scalar_mix) * (1 + int(cumulative_mix) * (len(layer_ids) - 1))
+        self._done, self._steps = 0, steps
+        self.progress(0, steps)
+
+        self._baselines()
+        chosen, dev_at_c = self._choose_c(layer_ids, Cs, per_layer_c)
+        ctl = self._control_labels(type_keys) if control else None
+        acc_draws, acc_points = {}, {}
+        for layer in layer_ids:
+            draws = self._probe_layer(layer, chosen[layer], ctl, mdl)
+            acc_draws[layer] = draws["accuracy"]
+            acc_points[layer] = self._row("linear", layer, "accuracy")["value"]
+        self.add_best_layer(dev_at_c, "accuracy")
+        ls = list(layer_ids)
+        pts = np.array([acc_points[layer] for layer in ls])
+        self.add_summary("cog_running_best", "centre_of_gravity", centre_of_gravity(pts, ls),
+                         centre_of_gravity_draws(np.stack([acc_draws[layer] for layer in ls], 1), ls))  # fmt: skip
+        if scalar_mix:
+            self._scalar_mixes(ls, cumulative_mix)
+        self.meta.update(
+            {
+                "n_train_words": self.trains[self.seed].n_words,
+                "n_dev_words": 0 if self.dev is None else self.dev.n_words,
+                "n_test_words": self.test.n_words,
+                "n_labels": int(len(np.unique(full.labels))),
+                "C": {str(k): v for k, v in chosen.items()},
+                "C_grid": list(Cs),
+                "C_selection": "per layer, on dev"
+                if per_layer_c
+                else "one C for all layers: best mean dev accuracy",  # fmt: skip
+                "C_at_grid_edge": any(c in (min(Cs), max(Cs)) for c in chosen.values()),
+                "dev_accuracy": {str(k): v for k, v in dev_at_c.items()},
+                "dev_accuracy_by_C": {
+                    str(k): {str(c): s for c, s in v.items()} for k, v in self._dev_scores.items()
+                },  # fmt: skip
+                "same_train_words_for_all_seeds": self.same_train,
+                "type_keys": "model" if type_keys is not None else "word",
+            }
+        )
+
+    def _step(self) -> None:
+        self._done += 1
+        self.progress(self._done, self._steps)
+
+    def _X(self, feats: Features, layer: int | None) -> np.ndarray:
+        return feats.static if layer is None else feats.layer(layer)
+
+    def _baselines(self) -> None:
+        y_te, test = self.y_te, self.test
+        metrics = ("accuracy", "macro_f1")
+        for name, cls in (("majority", MajorityBaseline), ("word_type", WordTypeBaseline)):
+            preds = [cls().fit(tr.words, tr.labels).predict(test.words)
+                     for tr in self.trains.values()]  # fmt: skip
+            self.score(name, None, y_te, preds, metrics)
+        tr0 = self.trains[self.seed]
+        seen = WordTypeBaseline().fit(tr0.words, tr0.labels).seen(test.words)
+        self.seen = seen
+        self.meta["test_unseen_type_rate"] = float(np.mean(~seen))
+        dev_X = None if self.dev is None else self.dev.static
+        dev_y = None if self.dev is None else self.dev.labels
+        static = LinearProbe(Cs=PROBE_CS, max_train_words=None, random_state=self.seed)
+        static.fit(tr0.static, tr0.labels, dev_X, dev_y)
+        preds = []
+        for s, tr in self.trains.items():
+            if s != self.seed and not self.same_train:
+                static = LinearProbe(C=static.C_, max_train_words=None, random_state=s)
+                static.fit(tr.static, tr.labels)
+            preds.append(static.predict(test.static))
+        self.score("static", None, y_te, preds, metrics, selected_on="dev")
+        self.meta["C_static"] = static.C_
+        self._step()
+
+    def _choose_c(
+        self, layer_ids: Sequence[int], Cs: tuple[float, ...], per_layer: bool
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """C per layer (one for all unless ``per_layer``) and each layer's dev accuracy at
+        it, from the first seed's training words."""
+        tr0 = self.trains[self.seed]
+        self._probes0: dict[int, LinearProbe] = {}
+        self._dev_scores: dict[int, dict[float, float]] = {}
+        for layer in layer_ids:
+            probe = LinearProbe(Cs=Cs, max_train_words=None, random_state=self.seed)
+            dev_X = None if self.dev is None else self.dev.layer(layer)
+            probe.fit(
+                tr0.layer(layer), tr0.labels, dev_X, None if self.dev is None else self.dev.labels
+            )
+            self._probes0[layer] = probe
+            self._dev_scores[layer] = {float(c): float(v) for c, v in probe.dev_scores_.items()}
+            self._step()
+        if per_layer:
+            chosen = {layer: float(self._probes0[layer].C_) for layer in layer_ids}
+        else:
+            grid = sorted(self._dev_scores[layer_ids[0]])
+            mean = {c: np.mean([self._dev_scores[layer][c] for layer in layer_ids]) for c in grid}
+            best = max(grid, key=lambda c: mean[c])  # ties: the smaller C (first in the grid)
+            chosen = dict.fromkeys(layer_ids, best)
+        dev_at = {layer: self._dev_scores[layer][chosen[layer]] for layer in layer_ids}
+        return chosen, dev_at
+
+    def _control_labels(self, type_keys: TypeKeys | None) -> dict[int, tuple]:
+        """Per seed: (train control labels, test control labels)."""
+        out = {}
+        for s, tr in self.trains.items():
+            task = ControlTask(seed=s, type_keys=type_keys).fit(tr.words, tr.labels)
+            out[s] = (task.transform(tr.words), task.transform(self.test.words))
+        return out
+
+    def _task_probe(self, layer: int, C: float, seed: int) -> LinearProbe:
+        first = self._probes0[layer]
+        if (seed == self.seed or self.same_train) and first.C_ == C:
+            return first
+        if self.same_train and getattr(self, "_refit", {}).get(layer) is not None:
+            return self._refit[layer]
+        tr = self.trains[self.seed if self.same_train else seed]
+        probe = LinearProbe(C=C, max_train_words=None, random_state=seed)
+        probe.fit(tr.layer(layer), tr.labels)
+        if self.same_train:
+            self._refit = {**getattr(self, "_refit", {}), layer: probe}
+        return probe
+
+    def _probe_layer(self, layer: int, C: float, ctl: dict | None, mdl: bool) -> dict:
+        X_te = self.test.layer(layer)
+        preds, control, codes = [], [], {"task": [], "control": []}
+        for s, tr in self.trains.items():
+            X_tr = tr.layer(layer)
+            pred = self._task_probe(layer, C, s).predict(X_te)
+            preds.append(pred)
+            if ctl is not None:
+                # Same probe family, same C, same words: only the labels differ.
+                control.append((ctl[s][1], _control_predict(C, s, X_tr, ctl[s][0], X_te)))
+                self._step()
+            if s in self.mdl_seeds:
+
+                def make(s=s):  # noqa: ANN202 - a fresh probe at the task's C
+                    return LinearProbe(C=C, max_train_words=None, random_state=s)
+
+                labels = {"task": tr.labels}
+                if ctl is not None:
+                    labels["control"] = ctl[s][0]
+                for kind, y in labels.items():
+                    codes[kind].append(online_codelength(X_tr, y, make, seed=s))
+                    self._step()
+        self._step()
+        seen = self.seen
+        oov = float(np.mean(preds[0][~seen] == self.y_te[~seen])) if (~seen).any() else None
+        self.meta.setdefault("unseen_type_accuracy", {})[str(layer)] = oov
+        draws = self.score("linear", layer, self.y_te, preds, ("macro_f1", "accuracy"),
+                           control or None, selected_on="dev")  # fmt: skip
+        if mdl:
+            self._add_mdl(layer, codes)
+        return draws
+
+    def _add_mdl(self, layer: int, codes: dict[str, list]) -> None:
+        """Rows ``mdl_kbits`` and ``compression``: task in value, control in control
+        (mean over seeds, sd across them; no bootstrap: the code is over training data)."""
+        nan = math.nan
+        for metric, get in (
+            ("mdl_kbits", lambda c: c.kbits),
+            ("compression", lambda c: c.compression),
+        ):
+            vals = {k: np.array([get(c) for c in v]) for k, v in codes.items() if v}
+
+            def est(v: np.ndarray) -> Estimate:
+                return Estimate(
+                    float(v.mean()),
+                    nan,
+                    nan,
+                    codes["task"][0].n,
+                    float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+                )
+
+            ctl = est(vals["control"]) if "control" in vals else None
+            self.add("linear", layer, metric, est(vals["task"]), ctl, None,
+                     len(vals["task"]), "dev")  # fmt: skip
+        self.meta.setdefault("mdl", {})[str(layer)] = {
+            k: [{"bits": c.bits, "uniform_bits": c.uniform_bits, "boundaries": list(c.boundaries),
+                 "block_bits": list(c.block_bits)} for c in v]
+            for k, v in codes.items() if v
+        }  # fmt: skip
+
+    def _scalar_mixes(self, layer_ids: list[int], cumulative: bool) -> None:
+        """The mix over all layers (first seed) and, for Tenney et al.'s own centre of
+        gravity, the cumulative mixes over layers 0..l."""
+        tr = self.trains[self.seed]
+        dev = self.dev
+        y_dev = None if dev is None else dev.labels
+        n = len(layer_ids)
+        pos = {layer: i for i, layer in enumerate(self.test.layer_ids)}
+        cum_draws, cum_points = [], []
+        for k in range(1 if cumulative else n, n + 1):
+            sub = layer_ids[:k]
+            idx = [pos[layer] for layer in sub]
+            probe = ScalarMixProbe(max_train_words=MIX_MAX_TRAIN_WORDS, random_state=self.seed)
+            probe.fit(tr.layers[idx], tr.labels, None if dev is None else dev.layers[idx], y_dev,
+                      layers=sub)  # fmt: skip
+            pred = probe.predict(self.test.layers[idx])
+            point, draws = self.boot.draws(self.y_te, pred, "accuracy")
+            cum_points.append(point)
+            cum_draws.append(draws)
+            if k < n:
+                est = seed_estimate([point], [draws], self.test.n_words)
+                self.add("cumulative_mix", sub[-1], "accuracy", est, selected_on="dev")
+            self._step()
+        self.score("scalar_mix", None, self.y_te, [pred], ("accuracy", "macro_f1"),
+                   selected_on="dev")  # fmt: skip
+        acc = next(r for r in reversed(self.rows)
+                   if r["probe"] == "scalar_mix" and r["metric"] == "accuracy")  # fmt: skip
+        self.mix = {
+            "layers": list(layer_ids),
+            "weights": [float(w) for w in probe.weights_],
+            "gamma": float(probe.gamma_),
+            "expected_layer": expected_layer(probe.weights_, layer_ids),
+            "accuracy": acc["value"],
+            "ci_low": acc["ci_low"],
+            "ci_high": acc["ci_high"],
+            "max_train_words": MIX_MAX_TRAIN_WORDS,
+        }
+        if cumulative and n > 1:
+            cum = np.array(cum_points)
+            self.add_summary("cog_cumulative_mix", "centre_of_gravity",
+                             centre_of_gravity(cum, layer_ids, cumulative=False),
+                             centre_of_gravity_draws(np.stack(cum_draws, 1), layer_ids, cumulative=False))  # fmt: skip
+            self.mix["cumulative_accuracy"] = [float(v) for v in cum]
+
+
+class WsdRun(Run):
+    """1-NN to sense centroids per layer (deterministic: one seed), scored on the test
+    split overall, on polysemous lemmas, and on seen-lemma vs back-off items."""
+
+    def run(self) -> None:
+        train, test, dev = self.feats["train"], self.feats["test"], self.feats.get("dev")
+        # SemCor's proper-name placeholders (person/group/location%1:03:00::) tag a class,
+        # not a word sense: left out of training and scoring.
+        train = train.select(~np.array([is_placeholder(s) for s in train.labels], bool))
+        keep = ~np.array([is_placeholder(s) for s in test.labels], bool)
+        self.meta["n_test_placeholders_left_out"] = int((~keep).sum())
+        self.boot = SentenceBootstrap(test.sentence_index[keep], self.n_boot, self.seed)
+        test = test.select(keep)
+        if dev is not None:
+            dev = dev.select(~np.array([is_placeholder(s) for s in dev.labels], bool))
+        k_tr = np.array([lemma_key(s) for s in train.labels])
+        k_te = np.array([lemma_key(s) for s in test.labels])
+        y_tr, y_te = train.labels, test.labels
+        seen = np.isin(k_te, k_tr)
+        poly = np.array([wordnet_sense_count(k) > 1 for k in k_te], bool)
+        self.masks = {"": None, "_polysemous": poly, "_seen": seen, "_backoff": ~seen}
+        backoff = first_sense_backoff()
+        steps = len(test.layer_ids) + 1
+        self.progress(0, steps)
+
+        first = np.array([backoff(k) or ABSTAIN for k in k_te])
+        mfs = MostFrequentSense(backoff).fit(y_tr, k_tr).predict(k_te)
+        mfs_only = MostFrequentSense(None).fit(y_tr, k_tr).predict(k_te)
+        for name, pred in (("first_sense", first), ("semcor_mfs", mfs),
+                           ("semcor_mfs_train_only", mfs_only)):  # fmt: skip
+            self._score(name, None, y_te, pred, seen)
+        pred = (
+            NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr).predict(test.static, k_te)
+        )
+        self._score("static_1nn", None, y_te, pred, seen)
+        self.progress(1, steps)
+
+        dev_scores, draws, points = {}, {}, {}
+        k_dev = None if dev is None else np.array([lemma_key(s) for s in dev.labels])
+        for i, layer in enumerate(test.layer_ids, start=2):
+            clf = NearestSenseClassifier(backoff).fit(train.layer(layer), y_tr, k_tr)
+            d = self._score("1nn", layer, y_te, clf.predict(test.layer(layer), k_te), seen)
+            draws[layer], points[layer] = d, self._row("1nn", layer, "f1")["value"]
+            if dev is not None and dev.n_words:
+                dp = clf.predict(dev.layer(layer), k_dev)
+                dev_scores[layer] = float(np.mean(dp == dev.labels))
+            self.progress(i, steps)
+        self.add_best_layer(dev_scores, "f1")
+        ls = list(test.layer_ids)
+        self.add_summary("cog_running_best", "centre_of_gravity",
+                         centre_of_gravity(np.array([points[x] for x in ls]), ls),
+                         centre_of_gravity_draws(np.stack([draws[x] for x in ls], 1), ls))  # fmt: skip
+        self.meta.update(
+            {
+                "n_train_instances": int(len(y_tr)),
+                "n_test_instances": int(len(y_te)),
+                "n_train_senses": int(len(np.unique(y_tr))),
+                "test_seen_lemma_rate": float(np.mean(seen)),
+                "test_polysemous_rate": float(np.mean(poly)),
+                "first_sense_coverage": float(np.mean(first != ABSTAIN)),
+                "dev_f1": {str(k): v for k, v in dev_scores.items()},
+                "first_sense_note": "WordNet's sense order comes from tag counts of the "
+                "semantic concordances (SemCor foremost, test documents included): this "
+                "baseline has seen the test data's sense distribution.",
+            }
+        )
+
+    def _score(
+        self, probe: str, layer: int | None, y: np.ndarray, pred: np.ndarray, seen: np.ndarray
+    ) -> np.ndarray:
+        """Rows f1/precision/recall (all items), f1 on polysemous lemmas, on seen lemmas and
+        on back-off items, and accuracy_seen; returns the overall F1 draws."""
+        out = self.score(probe, layer, y, [pred], ("f1", "precision", "recall"))["f1"]
+        for suffix in ("_polysemous", "_seen", "_backoff"):
+            self.score(probe, layer, y, [pred], ("f1",), mask=self.masks[suffix],
+                       names={"f1": f"f1{suffix}"})  # fmt: skip
+        self.score(probe, layer, y, [pred], ("accuracy",), mask=seen,
+                   names={"accuracy": "accuracy_seen"})  # fmt: skip
+        return out
+
+
+def _control_predict(C: float, seed: int, X_tr, c_tr, X_te) -> np.ndarray:  # noqa: ANN001
+    """The control probe's test predictions (same family and C as the task probe)."""
+    if len(np.unique(c_tr)) < 2:
+        # One word type (or all types drew the same label): the control probe can only
+        # predict that label, which is what a classifier of one class does.
+        return np.full(len(X_te), c_tr[0])
+    probe = LinearProbe(C=C, max_train_words=None, random_state=seed)
+    return probe.fit(X_tr, c_tr).predict(X_te)
