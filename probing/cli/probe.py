@@ -79,6 +79,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=["inline", "cdn"],
         help="embed plotly.js in the HTML (inline, ~4.5 MB, offline) or link it (cdn)",
     )
+    p.add_argument(
+        "--save-probes",
+        action="store_true",
+        help="also save the fitted per-layer probes (safetensors + JSON) in OUT/probes/",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -96,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bars: dict[str, tqdm] = {}
+    fitted: dict | None = {} if args.save_probes else None
 
     def progress(stage: str, done: int, total: int) -> None:
         if args.quiet:
@@ -125,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         Cs=args.cs or DEFAULT_CS,
         scalar_mix=not args.no_scalar_mix,
         control=not args.no_control,
+        keep_probes=fitted,
     )
     for bar in bars.values():
         bar.close()
@@ -137,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
     results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
     results.to_json(out / f"{stem}.json")
     write_html(results, out / f"{stem}.html", True if args.plotlyjs == "inline" else "cdn")
+    if fitted:
+        from probing.probes.saved import probe_dir, save_probes
+
+        info = {"model": results.model, "task": results.task, "dataset": results.dataset,
+                "layer_names": results.meta.get("layer_names"), "pooling": args.pooling,
+                "command": results.meta["command"]}  # fmt: skip
+        save_probes(fitted, probe_dir(out) / stem, info)
     print(summary(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
@@ -182,6 +196,8 @@ def _reconstruct(args: argparse.Namespace) -> list[str]:
     if args.pooling != "first":
         parts += ["--pooling", args.pooling]
     parts += ["--seed", str(args.seed), "--out", str(args.out)]
+    if args.save_probes:
+        parts.append("--save-probes")
     return parts
 
 

@@ -23,8 +23,10 @@ UPOS_TAGS = (
     "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
 )  # fmt: skip
 
-# Only the columns we use are parsed: the rest (feats, deps, misc) cost time for nothing.
-_FIELDS = ("id", "form", "lemma", "upos", "xpos")
+# Only the columns we use are parsed: the rest (deps, misc) cost time for nothing. Fields are
+# positional, so feats is read too, kept as its raw string.
+_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel")
+_PARSERS = {"feats": lambda line, i: line[i]}
 
 
 def ud_file(split: str, data_dir: str | Path | None = None) -> Path:
@@ -39,13 +41,15 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
     """Sentences of one EWT split, in file order.
 
     Yields:
-        Sentence with labels ``upos``, ``xpos`` and ``lemma``; ``sent_id`` from the file;
+        Sentence with labels ``upos``, ``xpos``, ``lemma``, ``head`` (the head's 1-based
+        word index as a string, ``"0"`` for the root) and ``deprel`` (the UD relation to it,
+        subtypes like ``nmod:poss`` kept); ``sent_id`` from the file;
         ``doc_id`` from the last ``newdoc id`` comment; ``meta["text"]`` the raw text.
     """
     path = ud_file(split, data_dir)
     doc_id = split
     with open(path, encoding="utf-8") as f:
-        for n, tokens in enumerate(conllu.parse_incr(f, fields=_FIELDS), start=1):
+        for n, tokens in enumerate(conllu.parse_incr(f, fields=_FIELDS, field_parsers=_PARSERS), start=1):
             meta = tokens.metadata
             doc_id = meta.get("newdoc id", doc_id)
             # int ids are syntactic words; tuples are "3-4" ranges and "8.1" empty nodes.
@@ -56,6 +60,8 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
                     "upos": [t["upos"] for t in words],
                     "xpos": [t["xpos"] for t in words],
                     "lemma": [t["lemma"] for t in words],
+                    "head": [str(t["head"]) for t in words],
+                    "deprel": [t["deprel"] for t in words],
                 },
                 doc_id=doc_id,
                 sent_id=meta.get("sent_id", f"{split}-{n}"),

@@ -163,6 +163,7 @@ def probe_layers(
     n_boot: int = 1000,
     scalar_mix: bool = True,
     control: bool = True,
+    keep_probes: dict | None = None,
 ) -> ProbeResults:
     """Probe every layer of a model for one task; see the module doc for what runs.
 
@@ -181,6 +182,8 @@ def probe_layers(
         n_boot: bootstrap replicates for the intervals.
         scalar_mix: also train the scalar-mix probe (tagging tasks).
         control: also run control tasks (tagging tasks).
+        keep_probes: if given, filled with the fitted per-layer probes
+            (``{layer or "static": probe}``; tagging, edge and structural tasks).
     """
     from probing.models.registry import load_encoder
 
@@ -206,7 +209,7 @@ def probe_layers(
     results = probe_features(
         feats, spec.name, model=encoder.info.name, dataset=dataset, progress=progress,
         seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
-        scalar_mix=scalar_mix, control=control,
+        scalar_mix=scalar_mix, control=control, keep_probes=keep_probes,
     )  # fmt: skip
     results.meta = {
         "encoder": encoder.info.name,
@@ -234,6 +237,7 @@ def probe_features(
     n_boot: int = 1000,
     scalar_mix: bool = True,
     control: bool = True,
+    keep_probes: dict | None = None,
 ) -> ProbeResults:
     """The probes of :func:`probe_layers` on features already extracted.
 
@@ -246,10 +250,22 @@ def probe_features(
         Other arguments as in :func:`probe_layers`.
     """
     spec = get_task(task)
+    if spec.kind == "structural":
+        from probing.probes.structural_run import structural_features
+
+        return structural_features(
+            feats, spec.name, model=model, dataset=dataset, progress=progress, seed=seed,
+            n_boot=n_boot, keep_probes=keep_probes,
+        )  # fmt: skip
+    if spec.kind == "edge":  # one row per gold arc: [head vector; dependent vector]
+        from probing.probes.edge import arc_features
+
+        feats = {split: arc_features(f) for split, f in feats.items()}
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
     run = _WsdRun if spec.kind == "wsd" else _TaggingRun
     runner = run(spec, dataset, model, feats, seed, n_boot, fit_progress)
+    runner.keep_probes = keep_probes
     t1 = time.perf_counter()
     if spec.kind == "wsd":
         runner.run()
@@ -301,6 +317,7 @@ class _Run:
         self.rows: list[dict] = []
         self.mix: dict | None = None
         self.meta: dict = {}
+        self.keep_probes: dict | None = None
 
     def add(
         self,
@@ -356,6 +373,8 @@ class _TaggingRun(_Run):
         probe_kw = {"Cs": Cs, "max_train_words": None, "random_state": self.seed}
         static = LinearProbe(**probe_kw).fit(train.static, y_tr, on_dev(None), y_dev)
         pred = static.predict(test.static)
+        if self.keep_probes is not None:
+            self.keep_probes["static"] = static
         self.add("static", None, "accuracy", self.ci(y_te, pred, "accuracy", g_te))
         self.add("static", None, "macro_f1", self.ci(y_te, pred, "macro_f1", g_te))
         done += 1
@@ -370,6 +389,8 @@ class _TaggingRun(_Run):
             probe = LinearProbe(**probe_kw).fit(X_tr, y_tr, on_dev(layer), y_dev)
             pred = probe.predict(X_te)
             chosen[layer], dev_scores[layer] = probe.C_, probe.dev_scores_
+            if self.keep_probes is not None:
+                self.keep_probes[layer] = probe
             oov_acc[layer] = float(np.mean(pred[~seen] == y_te[~seen])) if (~seen).any() else None
             done += 1
             self.progress(done, steps)
