@@ -259,7 +259,10 @@ def render() -> None:
     )
 
     view_name = c3.radio(
-        "View", ["Head view", "Model view", "Head statistics"], horizontal=True, key="attn_view"
+        "View",
+        ["Head view", "Model view", "Head statistics", "Heads as parsers"],
+        horizontal=True,
+        key="attn_view",
     )
 
     view = attention_view(amap, level, show_special)
@@ -332,5 +335,9 @@ def render() -> None:
             head_view(view, stem)
         elif view_name == "Model view":
             model_view(view, stem)
-        else:
+        elif view_name == "Head statistics":
             statistics_view(amap, encoder, name)
+        else:
+            from ui.views import attention_parsers
+
+            attention_parsers.render(encoder, name)
