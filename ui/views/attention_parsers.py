@@ -102,17 +102,17 @@ def render(encoder, name: str) -> None:  # noqa: ANN001 - a BERT-family Encoder
         "Look at a head",
         options,
         format_func=lambda i: (
-            f"{table.relation[i]} ({table.direction[i]}): "
-            f"layer {table.layer[i]} head {table.head[i]}"
+            f"{table['relation'][i]} ({table['direction'][i]}): "
+            f"layer {table['layer'][i]} head {table['head'][i]}"
         ),
         key="attn_parse_pick",
     )
-    row = table.iloc[pick]
+    layer, head = int(table["layer"][pick]), int(table["head"][pick])
     st.button(
-        f"Open layer {row.layer}, head {row.head} in the head view",
+        f"Open layer {layer}, head {head} in the head view",
         key="attn_parse_open",
         on_click=open_in_head_view,
-        args=(int(row.layer), int(row.head)),
+        args=(layer, head),
     )
     st.download_button(
         "CSV",
