@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,11 @@ os.environ.setdefault("CONTEXTLENS_DATA_DIR", str(DEFAULT_DATA))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Feature caches and saved probe runs go to a folder of this test run, never the user's cache.
+if "CONTEXTLENS_CACHE_DIR" not in os.environ:
+    _run_cache = tempfile.mkdtemp(prefix="contextlens-tests-")
+    os.environ["CONTEXTLENS_CACHE_DIR"] = _run_cache
+    atexit.register(shutil.rmtree, _run_cache, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
