@@ -49,7 +49,9 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
     path = ud_file(split, data_dir)
     doc_id = split
     with open(path, encoding="utf-8") as f:
-        for n, tokens in enumerate(conllu.parse_incr(f, fields=_FIELDS, field_parsers=_PARSERS), start=1):
+        for n, tokens in enumerate(
+            conllu.parse_incr(f, fields=_FIELDS, field_parsers=_PARSERS), start=1
+        ):
             meta = tokens.metadata
             doc_id = meta.get("newdoc id", doc_id)
             # int ids are syntactic words; tuples are "3-4" ranges and "8.1" empty nodes.
