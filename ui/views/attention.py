@@ -330,14 +330,13 @@ def render() -> None:
             st.plotly_chart(fig, key="attn_stats_chart")
             downloads(fig, f"attention_stats_{name.replace('/', '_')}", "dl_stats", stats.to_frame)
 
-    with friendly_errors(view_name):
-        if view_name == "Head view":
-            head_view(view, stem)
-        elif view_name == "Model view":
-            model_view(view, stem)
-        elif view_name == "Head statistics":
-            statistics_view(amap, encoder, name)
-        else:
-            from ui.views import attention_parsers
+    from ui.views import attention_parsers
 
-            attention_parsers.render(encoder, name)
+    views = {
+        "Head view": lambda: head_view(view, stem),
+        "Model view": lambda: model_view(view, stem),
+        "Head statistics": lambda: statistics_view(amap, encoder, name),
+        "Heads as parsers": lambda: attention_parsers.render(encoder, name),
+    }
+    with friendly_errors(view_name):
+        views[view_name]()
