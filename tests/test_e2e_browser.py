@@ -159,3 +159,21 @@ def test_probing_page_runs_a_small_probe(server, page):
     assert plot_count(page) >= 2  # layer curves + scalar-mix weights
     assert "precomputed" not in page.inner_text("body").split("Your own data")[0]
     assert not exception_texts(page)
+
+
+def test_layering_page(server, page):
+    page.goto(f"{server}/Layering")
+    wait_for_app(page)
+    assert plot_count(page) == 1  # curves + centres of gravity, from the committed results
+    assert "intervals support" in page.inner_text("body")
+    assert not exception_texts(page)
+    shoot(page, "layering")
+
+
+def test_probe_lens_page(server, page):
+    page.goto(f"{server}/Probe_Lens")
+    wait_for_app(page)
+    assert plot_count(page) >= 2  # at least one label grid and the tree
+    assert "stable from layer" in page.inner_text("body")
+    assert not exception_texts(page)
+    shoot(page, "probe_lens")
