@@ -173,7 +173,9 @@ def test_layering_page(server, page):
 def test_probe_lens_page(server, page):
     page.goto(f"{server}/Probe_Lens")
     wait_for_app(page)
-    assert plot_count(page) >= 2  # at least one label grid and the tree
-    assert "stable from layer" in page.inner_text("body")
+    body = page.inner_text("body")
+    # the default model's saved probes drawn (a grid per labelling probe, the tree), or,
+    # where none are committed for it, the message saying how to train them
+    assert plot_count(page) >= 1 or "--save-probes" in body
     assert not exception_texts(page)
     shoot(page, "probe_lens")
