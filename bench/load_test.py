@@ -6,6 +6,13 @@ then opens ``--sessions`` concurrent Chromium pages that cycle through all pages
 exception boxes. Reports sessions held, visits, errors, p50/p95 page latency and the server's
 peak memory (VmHWM). Loopback only; bounded in count and time.
 
+With ``--heavy N`` (default 2) the first N sessions also do heavy actions between page
+visits, in turn: upload a CoNLL-U file (the first 100 sentences of UD-EWT dev, written to a
+temporary file) and run the UPOS probe on it; draw a UMAP sense map (Static vs Contextual,
+Sense geometry). Light-page latencies are reported apart from heavy actions, and the
+server's peak RSS is checked against ``--rss-bound-mib`` (the bound documented in
+docs/benchmarks.md).
+
     python bench/load_test.py --sessions 8 --seconds 120
 """
 
@@ -46,12 +53,73 @@ async def wait_idle(page, timeout: float) -> None:
         await asyncio.sleep(0.25)
 
 
-async def session(browser, url: str, paths: list[str], until: float, sid: int, out: dict) -> None:
+async def check_page(page, what: str, out: dict) -> None:
+    boxes = await page.locator('[data-testid="stException"]').count()
+    body = await page.inner_text("body")
+    if boxes or "Traceback (most recent call last)" in body:
+        out["errors"].append(f"{what}: exception box")
+
+
+async def probe_upload(page, url: str, upload: Path, out: dict) -> None:
+    """Upload a CoNLL-U file on the Probing page and run the UPOS probe on it."""
+    await page.goto(f"{url}/Probing", timeout=120_000)
+    await wait_idle(page, timeout=180)
+    await page.locator('input[type="file"]').set_input_files(str(upload), timeout=LOCATE_MS)
+    await wait_idle(page, timeout=180)
+    await page.get_by_role("button", name="Probe UPOS on").click(timeout=LOCATE_MS)
+    await asyncio.sleep(1)
+    await wait_idle(page, timeout=300)
+    await check_page(page, "probe upload", out)
+
+
+async def umap_map(page, url: str, out: dict) -> None:
+    """Static vs Contextual, Sense geometry, UMAP: the sense map of the default lemma."""
+    await page.goto(f"{url}/Static_vs_Contextual", timeout=120_000)
+    await wait_idle(page, timeout=180)
+    await page.get_by_text("Sense geometry", exact=True).click(timeout=LOCATE_MS)
+    await asyncio.sleep(1)
+    await wait_idle(page, timeout=300)
+    await page.get_by_text("UMAP", exact=True).click(timeout=LOCATE_MS)
+    await asyncio.sleep(1)
+    await wait_idle(page, timeout=300)
+    await check_page(page, "umap", out)
+
+
+HEAVY = {"probe upload": probe_upload, "umap": umap_map}
+LOCATE_MS = 180_000  # a widget can take this long to appear on a loaded shared machine
+
+
+async def session(
+    browser,
+    url: str,
+    paths: list[str],
+    until: float,
+    sid: int,
+    out: dict,
+    heavy: Path | None = None,
+) -> None:
+    """Cycle through the pages; with ``heavy`` (an upload file), a heavy action after every
+    second page visit, alternating between the kinds in HEAVY."""
     ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await ctx.new_page()
     i = sid  # stagger: sessions start on different pages
+    n_heavy = 0
     try:
         while time.monotonic() < until:
+            if heavy is not None and i % 2 == 0:
+                name = list(HEAVY)[(n_heavy + sid) % len(HEAVY)]
+                n_heavy += 1
+                t0 = time.monotonic()
+                try:
+                    if name == "umap":
+                        await umap_map(page, url, out)
+                    else:
+                        await probe_upload(page, url, heavy, out)
+                    out["heavy"].setdefault(name, []).append(time.monotonic() - t0)
+                except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+                    out["errors"].append(f"session {sid} {name}: {type(exc).__name__}: {exc}"[:300])
+                if time.monotonic() >= until:
+                    break
             path = paths[i % len(paths)]
             i += 1
             t0 = time.monotonic()
@@ -94,17 +162,34 @@ def peak_rss_mib(pid: int) -> float | None:
     return None
 
 
-async def run(url: str, sessions: int, seconds: float, paths: list[str]) -> dict:
+def upload_file(folder: Path, n_sentences: int = 100) -> Path:
+    """The first ``n_sentences`` of UD-EWT dev as a CoNLL-U file in ``folder``."""
+    from probing.datasets.ud import ud_file
+
+    blocks = ud_file("dev").read_text(encoding="utf-8").split("\n\n")[:n_sentences]
+    path = folder / "ewt-dev-100.conllu"
+    path.write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
+    return path
+
+
+async def run(url: str, sessions: int, seconds: float, paths: list[str], n_heavy: int = 0) -> dict:
+    import tempfile
+
     from playwright.async_api import async_playwright
 
-    out: dict = {"latency": {}, "errors": [], "visits": 0, "held": 0}
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        until = time.monotonic() + seconds
-        await asyncio.gather(
-            *(session(browser, url, paths, until, s, out) for s in range(sessions))
-        )
-        await browser.close()
+    out: dict = {"latency": {}, "heavy": {}, "errors": [], "visits": 0, "held": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        upload = upload_file(Path(tmp))
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            until = time.monotonic() + seconds
+            await asyncio.gather(
+                *(
+                    session(browser, url, paths, until, s, out, upload if s < n_heavy else None)
+                    for s in range(sessions)
+                )
+            )
+            await browser.close()
     return out
 
 
@@ -117,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--url", help="a running server on loopback (default: start one)")
     ap.add_argument("--no-demo", action="store_true", help="start the server without demo mode")
     ap.add_argument("--json", type=Path, help="write the raw results here")
+    ap.add_argument("--heavy", type=int, default=2, help="sessions that also run heavy actions")
+    ap.add_argument("--rss-bound-mib", type=float, default=3072, help="documented RSS bound")
     args = ap.parse_args(argv)
     if args.sessions > 32 or args.seconds > 900:
         ap.error("bounded: at most 32 sessions and 900 seconds")
@@ -140,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             "per_page_p50_s": {
                 k: round(statistics.median(v), 2) for k, v in res["latency"].items()
             },
-            "server_peak_rss_mib": peak_rss_mib(server_pid) if server_pid else None,
+            "heavy_sessions": args.heavy,
+            "heavy_actions": {k: len(v) for k, v in res["heavy"].items()},
+            "heavy_p50_s": {k: round(statistics.median(v), 1) for k, v in res["heavy"].items()},
+            "server_peak_rss_mib": (rss := peak_rss_mib(server_pid) if server_pid else None),
+            "rss_bound_mib": args.rss_bound_mib,
+            "rss_within_bound": None if rss is None else rss <= args.rss_bound_mib,
             "error_samples": res["errors"][:5],
         }
         print(json.dumps(summary, indent=2))
@@ -148,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps({**summary, "raw": res}, indent=2))
 
     if args.url:
-        report(asyncio.run(run(args.url, args.sessions, args.seconds, paths)), None)
+        report(asyncio.run(run(args.url, args.sessions, args.seconds, paths, args.heavy)), None)
         return 0
     with streamlit_server(env=env) as url:
         import subprocess
@@ -157,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         pid = int(subprocess.check_output(["pgrep", "-n", "-f", "streamlit run app.py"]).split()[0])
         # warm-up: one visit of every page loads the models once for all sessions
         asyncio.run(warm_up(url, paths))
-        report(asyncio.run(run(url, args.sessions, args.seconds, paths)), pid)
+        report(asyncio.run(run(url, args.sessions, args.seconds, paths, args.heavy)), pid)
     return 0
 
 

@@ -4,12 +4,16 @@
   or ``../shared/data`` beside the checkout when only that exists).
 - ``CONTEXTLENS_CACHE_DIR``: feature cache and downloaded models (default ``~/.cache/contextlens``).
 - ``CONTEXTLENS_DEMO``: ``1`` turns on demo mode (registry models only, caps on input sizes).
+- ``CONTEXTLENS_FEATURE_CACHE_MB``: total size bound of the feature cache; least recently used
+  entries are evicted beyond it (default 2,048 MB in demo mode, 20,480 MB otherwise).
+- ``CONTEXTLENS_JOB_SECONDS`` / ``CONTEXTLENS_JOB_MEMORY_MB``: wall-clock and memory budget of
+  one heavy job started from the UI (defaults: see :func:`limits`).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -59,22 +63,76 @@ class Limits:
     max_probe_train_sentences: int  # training sentences for a probe run from the UI
     max_upload_bytes: int  # uploaded CoNLL-U files
     heavy_jobs: int  # concurrent heavy jobs (extraction, probing, UMAP) per server process
+    max_labels: int = 1_000  # distinct labels a linear probe may have to tell apart
+    max_probe_params: int = 10_000_000  # labels x dim of one linear probe
+    job_seconds: float = 3_600.0  # wall clock of one heavy job from the UI
+    job_memory_bytes: int = 8 * 1024**3  # growth of the server's RSS during one heavy job
+    feature_cache_bytes: int = 20 * 1024**3  # total size of the feature cache (LRU beyond)
+    # Sentence counts the UI offers; None = any value (the demo allows only these presets,
+    # so that visitors cannot mint a new cache entry per value).
+    train_sizes: tuple[int, ...] | None = None
+    eval_sizes: tuple[int, ...] | None = None  # 0 = the whole split
+
+
+def _env_number(name: str, default: float, scale: float = 1.0) -> float:
+    """A positive number from the environment (times ``scale``), else ``default``."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def limits() -> Limits:
-    """The caps in force (see ``demo_mode``)."""
+    """The caps in force (see ``demo_mode``); budgets and the cache bound can be set in
+    the environment (see the module doc)."""
+    mb = 1024 * 1024
     if demo_mode():
-        return Limits(
+        base = Limits(
             max_chars=2_000,
             max_sentences=12,
             max_probe_train_sentences=2_000,
-            max_upload_bytes=2 * 1024 * 1024,
+            max_upload_bytes=2 * mb,
             heavy_jobs=1,
+            max_labels=200,
+            max_probe_params=1_000_000,
+            job_seconds=300.0,
+            job_memory_bytes=1536 * mb,
+            feature_cache_bytes=2048 * mb,
+            train_sizes=(200, 500, 1_000, 2_000),
+            eval_sizes=(0, 500, 1_000),
         )
-    return Limits(
-        max_chars=50_000,
-        max_sentences=200,
-        max_probe_train_sentences=20_000,
-        max_upload_bytes=50 * 1024 * 1024,
-        heavy_jobs=2,
+    else:
+        base = Limits(
+            max_chars=50_000,
+            max_sentences=200,
+            max_probe_train_sentences=20_000,
+            max_upload_bytes=50 * mb,
+            heavy_jobs=2,
+        )
+    return replace(
+        base,
+        job_seconds=_env_number("CONTEXTLENS_JOB_SECONDS", base.job_seconds),
+        job_memory_bytes=int(_env_number("CONTEXTLENS_JOB_MEMORY_MB", base.job_memory_bytes, mb)),
+        feature_cache_bytes=int(
+            _env_number("CONTEXTLENS_FEATURE_CACHE_MB", base.feature_cache_bytes, mb)
+        ),
     )
+
+
+def server_paths() -> list[str]:
+    """Server folders whose names must not reach a demo visitor, as the strings they appear
+    as in messages (given, resolved and home-relative forms), longest first."""
+    import sys
+    import tempfile
+
+    roots = [data_dir(), cache_dir(), REPO_ROOT, MODELS_DIR, SHARED_DATA, Path.home(),
+             Path(tempfile.gettempdir()), Path(sys.prefix), Path.cwd()]  # fmt: skip
+    out: set[str] = set()
+    for root in roots:
+        for form in (root, root.expanduser(), root.resolve(), root.absolute()):
+            text = str(form)
+            if len(text) > 1:  # never "/" or "."
+                out.add(text)
+    return sorted(out, key=len, reverse=True)

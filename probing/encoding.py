@@ -42,6 +42,9 @@ class Encoding:
         attentions: float32 (layers, heads, n_pieces, n_pieces) or None.
         model: the encoder's ModelInfo.
         pooling: how pieces were pooled into words.
+        piece_layers: float32 (n_layers + 1, n_pieces, dim), the unpooled states of every
+            piece, special tokens included (BERT family, unwindowed inputs), or None. Sentence
+            pooling reads [CLS] and the special-token mask from here.
     """
 
     words: list[str]
@@ -53,6 +56,7 @@ class Encoding:
     pooling: str = "first"
     attentions: np.ndarray | None = None
     extras: dict = field(default_factory=dict)
+    piece_layers: np.ndarray | None = None
 
     @property
     def n_layers(self) -> int:

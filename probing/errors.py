@@ -81,3 +81,52 @@ class TooFewSensesError(ContextLensError, ValueError):
 
 class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
+
+
+class CorruptDataError(ContextLensError):
+    """A data-set file that differs from its checksum manifest (truncated or changed); the
+    message names the file and how to get a good copy."""
+
+
+class ResourceLimitError(ContextLensError, ValueError):
+    """A request larger than this server allows (labels, probe parameters, sizes)."""
+
+
+class JobStoppedError(ContextLensError):
+    """A heavy job stopped by its wall-clock or memory budget, or because its page closed."""
+
+
+class InvalidArgumentError(ContextLensError, ValueError):
+    """An argument out of its range (``--top-k 0``, ``batch_size=-1``, ``--layers 99``…)."""
+
+
+class OutputNotWritableError(ContextLensError):
+    """An output folder that cannot be created or written to (checked before a long run)."""
+
+
+class ResultFileError(ContextLensError):
+    """A stored results file that cannot be read (truncated, not JSON); the message names it."""
+
+
+class ModelFormatError(ModelUnavailableError):
+    """Model files that are malformed or ask for impossible sizes (bad config, header, shapes)."""
+
+
+class PoolingUnavailableError(ContextLensError, ValueError):
+    """A sentence-pooling strategy the model cannot give (e.g. [CLS] for ELMo)."""
+
+
+class NoNSPHeadError(ContextLensError):
+    """A checkpoint without BERT's next-sentence-prediction head."""
+
+
+class MultiPieceTargetError(ContextLensError, ValueError):
+    """A word that the model splits into several pieces where one piece is needed."""
+
+
+class SweepError(ContextLensError, ValueError):
+    """A sweep spec that does not validate, or a folder that holds no sweep."""
+
+
+class OptionalDependencyError(ContextLensError, ImportError):
+    """An optional package (e.g. Ray for ``--executor ray``) that is not installed."""

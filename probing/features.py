@@ -21,7 +21,15 @@ How it is cached
       encoder object, so it is computed once per process, ~0.2 s per 100 MB of weights);
     - the data: the bytes of the split's files and of the reader's source (memoised per
       path, size and mtime);
-    - pooling, the kept layers, ``max_sentences`` and the cache format version.
+    - pooling, ``max_sentences`` and the cache format version.
+
+    Only what changes the content is in the key: an entry always holds every layer (a layer
+    subset is a view onto it), a ``max_sentences`` at least the split's size is the whole
+    split, and a sample is read from a cached whole split when there is one (the same
+    seeded sentences, renumbered). The cache's total size is bounded
+    (``config.limits().feature_cache_bytes``): beyond it the least recently used entries
+    are evicted (:mod:`probing.feature_cache`), which also removes the temporary folders of
+    killed extractions; when two processes finish the same entry, the second keeps the first's.
 
     Arrays are streamed to disk: a float16 ``.npy`` is preallocated with
     ``np.lib.format.open_memmap`` and filled batch by batch, so no split-sized array is ever
@@ -29,7 +37,7 @@ How it is cached
     ``manifest.json`` (with the SHA-256 of every file) is written last, so a folder without a
     manifest is never an entry. On load every file is checked against the manifest (once per
     process per file version); a truncated, overwritten or unreadable entry is removed and
-    rebuilt. A request for some layers reuses a cached all-layers entry when there is one.
+    rebuilt.
 
 float16 halves the disk and page-cache footprint; linear probes and nearest-neighbour
 classifiers lose nothing measurable from it (values are converted to float32 for fitting).
@@ -57,8 +65,8 @@ from pathlib import Path
 
 import numpy as np
 
-from probing import config
-from probing.errors import CorruptCacheError
+from probing import config, feature_cache
+from probing.errors import CorruptCacheError, InvalidArgumentError
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -384,23 +392,29 @@ def extract_features(
     layer_ids = _normalise_layers(layers, n_all)
     model_fp = model_fingerprint(encoder)
     data_fp = dataset_fingerprint(dataset, split)
-    stored_as = None if layer_ids == tuple(range(n_all)) else layer_ids
-    key = cache_key(model_fp, dataset, split, data_fp, pooling, stored_as, max_sentences)
-    folder = features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{key[:20]}"
 
-    feats = None
-    if stored_as is not None:  # an all-layers entry already holds every subset
-        full_key = cache_key(model_fp, dataset, split, data_fp, pooling, None, max_sentences)
-        full = features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{full_key[:20]}"
-        feats = _try_load(full, full_key, quiet=True)
+    # Key by content: every entry holds all layers (a layer subset is a view), a sample as
+    # large as the split is the split, and a cached whole split holds every sample.
+    def entry(n: int | None) -> tuple[Path, str]:
+        k = cache_key(model_fp, dataset, split, data_fp, pooling, None, n)
+        return features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{k[:20]}", k
+
+    folder, key = entry(max_sentences)
+    feats = _try_load(folder, key)
+    if feats is None and max_sentences is not None:
+        if max_sentences >= _n_sentences(dataset, split, data_fp):
+            max_sentences = None
+            folder, key = entry(None)
+            feats = _try_load(folder, key)
+        elif (whole := _try_load(*entry(None), quiet=True)) is not None:
+            feats = _sample_view(whole, _sample(len(whole.sent_ids), max_sentences))
     if feats is None:
-        feats = _try_load(folder, key)
-    if feats is None:
+        layer_ids_stored = tuple(range(n_all))
         _build(
             encoder,
             dataset,
             split,
-            layer_ids,
+            layer_ids_stored,
             pooling,
             max_sentences,
             key,
@@ -409,6 +423,7 @@ def extract_features(
             batch_size,
         )
         feats = load_features(folder, key)
+        feature_cache.evict(features_dir(), config.limits().feature_cache_bytes, keep=folder)
     elif progress is not None:
         total = len(feats.sent_ids)
         progress(total, total)
@@ -490,7 +505,9 @@ def _normalise_layers(layers: Sequence[int] | None, n_all: int) -> tuple[int, ..
     for raw in layers:
         layer = int(raw) + n_all if int(raw) < 0 else int(raw)
         if not 0 <= layer < n_all:
-            raise ValueError(f"layer {raw} does not exist; this model has layers 0..{n_all - 1}")
+            raise InvalidArgumentError(
+                f"layer {raw} does not exist; this model has layers 0..{n_all - 1}"
+            )
         if layer not in out:
             out.append(layer)
     return tuple(sorted(out))
@@ -508,26 +525,45 @@ def _view_layers(feats: Features, layer_ids: tuple[int, ...]) -> Features:
 
 
 def _try_load(folder: Path, key: str, quiet: bool = False) -> Features | None:
-    """The entry if it is there and sound; a broken one is removed (and then rebuilt)."""
+    """The entry if it is there and sound (marked as used); a broken one is removed (and
+    then rebuilt)."""
     if not folder.exists():
         return None
     try:
-        return load_features(folder, key)
+        feats = load_features(folder, key)
     except CorruptCacheError as exc:
         if not quiet:
             warnings.warn(f"Feature cache entry is damaged, rebuilding it: {exc}", stacklevel=3)
         _remove(folder)
         return None
+    feature_cache.touch(folder)
+    return feats
 
 
-def _remove(folder: Path) -> None:
-    # Rename first so that a concurrent reader never sees a half-deleted entry.
-    trash = folder.with_name(f".trash-{folder.name}-{os.getpid()}-{threading.get_ident()}")
-    try:
-        os.replace(folder, trash)
-    except OSError:
-        return
-    shutil.rmtree(trash, ignore_errors=True)
+_remove = feature_cache.remove
+_split_sizes: dict[tuple[str, str, str], int] = {}
+
+
+def _n_sentences(dataset: str, split: str, data_fp: str) -> int:
+    """Sentences in a split, memoised per data version (reading a split takes seconds)."""
+    memo = (dataset, split, data_fp)
+    if memo not in _split_sizes:
+        _split_sizes[memo] = len(read_sentences(dataset, split))
+    return _split_sizes[memo]
+
+
+def _sample_view(whole: Features, keep: np.ndarray) -> Features:
+    """The words of sentences ``keep`` (sorted indices into ``whole.sent_ids``) of an entry of
+    the whole split, renumbered as an entry of just those sentences would be."""
+    new_index = np.full(len(whole.sent_ids), -1, dtype=np.int32)
+    new_index[keep] = np.arange(len(keep), dtype=np.int32)
+    view = whole.select(new_index[whole.sentence_index] >= 0)
+    return replace(
+        view,
+        sentence_index=new_index[view.sentence_index],
+        sent_ids=[whole.sent_ids[i] for i in keep],
+        doc_ids=[whole.doc_ids[i] for i in keep],
+    )
 
 
 def _sample(n: int, max_sentences: int | None) -> np.ndarray:
@@ -563,7 +599,8 @@ def _build(
     field_names = sorted(_label_fields(sentences))
 
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder.parent))
+    feature_cache.clean_stale(folder.parent)  # what killed extractions left behind
+    tmp = Path(tempfile.mkdtemp(prefix=feature_cache.temp_prefix(folder), dir=folder.parent))
     try:
         store = np.lib.format.open_memmap(
             tmp / "layers.npy", mode="w+", dtype=np.float16, shape=(len(layer_ids), n_words, dim)
@@ -615,13 +652,8 @@ def _build(
         }
         # Written last: its presence is what makes the folder an entry.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-        if folder.exists():  # a damaged leftover, or another process got here first
-            try:
-                load_features(folder, key)
-                return  # theirs is sound: keep it, drop ours
-            except CorruptCacheError:
-                _remove(folder)
-        os.replace(tmp, folder)
+        # Another process may finish the same entry first: same key, same content, success.
+        feature_cache.install(tmp, folder, lambda f: _try_load(f, key, quiet=True) is not None)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -639,6 +671,8 @@ def encode_into(
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
     (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    if int(batch_size) < 1:
+        raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     words = [_clean(s.words) for s in sentences]
     lengths = np.array([len(w) for w in words], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])

@@ -15,7 +15,7 @@ from probing.probes.linear import LinearProbe
 from probing.probes.saved import SavedProbes, probe_dir, save_probes
 from probing.probes.structural import StructuralProbe, TreeSentences, mst_edges
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "6_Probe_Lens.py")
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Probe_Lens.py")
 LAYERS = (0, 3)
 
 

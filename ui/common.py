@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import streamlit as st
 from probing import config
 from probing.errors import ContextLensError
 from probing.models.registry import available_models, entry
+from probing.redact import redact_paths
 
 log = logging.getLogger("contextlens.ui")
 
@@ -59,7 +59,7 @@ def model_picker(
     )
     for name in picked:
         if name != _CUSTOM:
-            st.sidebar.caption(f"**{name}**: {_summary(name)}")
+            st.sidebar.caption(f"**{md_text(name)}**: {_summary(name)}")
     names = [p for p in picked if p != _CUSTOM]
     if _CUSTOM in picked:
         custom = st.sidebar.text_input(
@@ -74,7 +74,7 @@ def model_picker(
 
 def _summary(name: str) -> str:
     e = entry(name)
-    return e.summary if e else name
+    return e.summary if e else md_text(name)
 
 
 def get_encoder(name: str):
@@ -86,10 +86,12 @@ def get_encoder(name: str):
         try:
             return load_model(name)
         except ContextLensError as exc:
-            st.error(f"Could not load **{name}**: {user_message(exc)}")
+            st.error(f"Could not load **{md_text(name)}**: {user_message(exc)}")
         except Exception as exc:  # a page must never show a traceback
             log.exception("loading %s failed", name)
-            st.error(f"Could not load **{name}**: {type(exc).__name__}: {user_message(exc)}")
+            st.error(
+                f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
+            )
     return None
 
 
@@ -103,20 +105,13 @@ def provenance_card(encoder) -> None:
             st.caption(info.how_to_get_real)
 
 
-_ABS_PATH = re.compile(r"(?<![\w.:/])(?:/[\w.\-+@]+){2,}/?")
-
-
-def _redact(match: re.Match[str]) -> str:
-    path = match.group()
-    return "<server path>" + ("." if path.endswith(".") else "")  # keep a sentence's full stop
-
-
 def user_message(exc: BaseException) -> str:
-    """An error's text for the page. The shared demo shows no server paths: absolute paths
-    in messages become ``<server path>`` (the full message still goes to the server log)."""
+    """An error's text for the page. The shared demo shows no server paths: server folders
+    (by value) and other absolute paths become ``<server path>`` (the full message still
+    goes to the server log)."""
     text = str(exc)
     if config.demo_mode():
-        redacted = _ABS_PATH.sub(_redact, text)
+        redacted = redact_paths(text)
         if redacted != text:
             log.info("redacted for the page: %s", text)
         return redacted
@@ -135,11 +130,23 @@ def friendly_errors(what: str = "That") -> Iterator[None]:
         st.error(f"{what} failed: {type(exc).__name__}: {user_message(exc)}")
 
 
+def md_text(text: str) -> str:
+    """User text (a file name, a typed sentence) escaped for ``st.markdown`` and widget
+    labels, so that it shows as typed: no links, images, emphasis, icons or LaTeX."""
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text))
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&=")
+
+
 def page_header(title: str, blurb: str) -> None:
     """Common page title and a one-line explanation."""
     st.title(title)
     st.caption(blurb)
     if config.demo_mode():
+        from ui import demo_guard
+
+        demo_guard.enforce()  # the server's own upload cap (once per process)
         st.sidebar.info("Shared demo: embedded models only, inputs capped.")
 
 

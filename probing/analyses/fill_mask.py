@@ -32,6 +32,7 @@ import torch
 from probing.errors import (
     EmptyInputError,
     InputTooLongError,
+    InvalidArgumentError,
     NoMaskError,
     NoMLMHeadError,
     TooManyMasksError,
@@ -425,7 +426,7 @@ def fill_mask(
 
 def _check_top_k(top_k: int, vocab: int) -> int:
     if not 1 <= int(top_k) <= vocab:
-        raise ValueError(f"top_k must be between 1 and {vocab}, not {top_k}")
+        raise InvalidArgumentError(f"top_k must be between 1 and {vocab}, not {top_k}.")
     return int(top_k)
 
 

@@ -55,6 +55,13 @@ def run(args: argparse.Namespace) -> int:
     if args.n_sentences <= 0:
         print("error: --n-sentences must be positive", file=sys.stderr)
         return 2
+    if args.batch_size < 1:
+        from probing.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"--batch-size must be at least 1, not {args.batch_size}.")
+    from probing.cli.probe import writable_folder
+
+    writable_folder(args.out)  # before the run, so that a long run is not lost at the end
     encoder = load_encoder(args.model)
     if not encoder.info.has_attention:
         print(

@@ -40,6 +40,7 @@ def dataset_status() -> list[dict]:
     """One row per data set: name, description, licence, present, path."""
     from probing.config import data_dir
     from probing.datasets import dataset_path, list_datasets
+    from probing.datasets.integrity import problems
     from probing.errors import DatasetNotFoundError
 
     rows = []
@@ -48,12 +49,14 @@ def dataset_status() -> list[dict]:
             path, present = dataset_path(info.name), True
         except DatasetNotFoundError:
             path, present = data_dir() / info.folder, False
+        bad = problems(info.name) if present else []  # sizes only: cheap
         rows.append(
             {
                 "name": info.name,
                 "description": info.description,
                 "licence": info.licence,
-                "present": present,
+                "present": present and not bad,
+                "problems": bad,
                 "path": str(path),
             }
         )
@@ -69,8 +72,10 @@ def _list(args: argparse.Namespace) -> int:
     lic = max(len(r["licence"]) for r in rows)
     print(f"{'name':<{width}}  {'licence':<{lic}}  present  path")
     for r in rows:
-        mark = "yes" if r["present"] else "no"
+        mark = "yes" if r["present"] else ("damaged" if r["problems"] else "no")
         print(f"{r['name']:<{width}}  {r['licence']:<{lic}}  {mark:<7}  {r['path']}")
+        for problem in r["problems"]:
+            print(f"  {problem}; fix: python -m probing data download {r['name']} --force")
     if not all(r["present"] for r in rows):
         print("\nget a missing one with: python -m probing data download NAME")
     return 0

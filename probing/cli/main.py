@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from probing.errors import ContextLensError
@@ -33,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
+    "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
 }
@@ -70,6 +72,13 @@ def _module_arguments(module: str, command: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    for i, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            print(f"error: argument {i} ({shown}) is not valid UTF-8 text.", file=sys.stderr)
+            return 2
     command = next((a for a in argv if a in COMMANDS), None)
     parser = build_parser(command)
     args = parser.parse_args(argv)
@@ -87,3 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # never a traceback: one line, and how to see more
+        if os.environ.get("CONTEXTLENS_DEBUG"):
+            raise
+        print(
+            f"error: {type(exc).__name__}: {exc} (unexpected; set CONTEXTLENS_DEBUG=1 for the "
+            "traceback and please report it)",
+            file=sys.stderr,
+        )
+        return 1

@@ -69,6 +69,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="grid of inverse regularisation strengths C tried on dev (default 0.01,0.1,1)",
     )
     p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument(
+        "--sentence-pooling",
+        help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
+        "model offers; ELMo: mean,max)",
+    )
+    p.add_argument(
+        "--per-doc",
+        help="sentence tasks: sentences per document, train,dev,test (default 20,20,50)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
     p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")
@@ -102,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     bars: dict[str, tqdm] = {}
     fitted: dict | None = {} if args.save_probes else None
+    if get_task(args.task).kind == "sentence":
+        from probing.cli.sentence_probe import run_sentence_probe
+
+        return run_sentence_probe(args)
 
     def progress(stage: str, done: int, total: int) -> None:
         if args.quiet:
@@ -115,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         if done >= total:
             bar.close()
 
+    out = writable_folder(args.out)  # before the run: a long run must not be lost at the end
     results = probe_layers(
         args.model,
         args.task,
@@ -138,8 +152,6 @@ def run(args: argparse.Namespace) -> int:
     results.meta["command"] = "python -m probing probe " + " ".join(
         shlex.quote(a) for a in _reconstruct(args)
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     stem = output_stem(args.model, results.dataset, results.task)
     results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
     results.to_json(out / f"{stem}.json")
@@ -154,6 +166,28 @@ def run(args: argparse.Namespace) -> int:
     print(summary(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
+
+
+def writable_folder(path: str | Path) -> Path:
+    """``path`` created if needed and checked to take a file.
+
+    Raises:
+        OutputNotWritableError: naming the folder and the reason.
+    """
+    import tempfile
+
+    from probing.errors import OutputNotWritableError
+
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise OutputNotWritableError(
+            f"Cannot write results to {out}: {exc.strerror or exc}. Pick another --out folder."
+        ) from exc
+    return out
 
 
 def summary(results) -> str:  # noqa: ANN001 - ProbeResults

@@ -39,12 +39,30 @@ def read_sentences(
     info = get_dataset(name)
     if not info.splits:
         raise ValueError(f"{name!r} is a lexicon, not a corpus of sentences.")
+    _verify(name, split, info.splits, data_dir)
     if name == "ud-ewt":
         splits = [split] if isinstance(split, str) else list(split or info.splits)
         return (s for part in splits for s in read_ud(part, data_dir))
     if name == "semcor":
         return read_semcor(split, data_dir)
     return read_brown(split, data_dir)
+
+
+def _verify(name: str, split, all_splits, data_dir) -> None:  # noqa: ANN001
+    """Check the split's files against the checksum manifest before reading them."""
+    from probing.datasets.integrity import verify_files
+    from probing.errors import DatasetNotFoundError
+    from probing.features import dataset_files
+
+    parts = [split] if isinstance(split, str) else list(split or all_splits)
+    if data_dir is not None:
+        return  # dataset_files reads the process-wide data folder; another one is the caller's
+    for part in parts:
+        try:
+            files = dataset_files(name, part)
+        except (DatasetNotFoundError, KeyError):
+            return  # the reader itself says what is missing
+        verify_files(name, files)
 
 
 __all__ = [

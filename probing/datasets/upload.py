@@ -32,8 +32,9 @@ import conllu
 import numpy as np
 
 from probing.datasets.types import Sentence
-from probing.errors import DataFormatError
+from probing.errors import DataFormatError, InvalidArgumentError
 from probing.features import features_of_sentences
+from probing.probes.guards import check_probe_size
 from probing.probes.run import ProbeResults, probe_features
 
 # (stage, done, total) with the stage names probe_layers uses: "extract train",
@@ -123,6 +124,7 @@ def check_conllu(text: str) -> str:
             )
         word_id, form, upos = cols[0].strip(), cols[1], cols[3].strip()
         if _RANGE_ID.fullmatch(word_id) or _EMPTY_NODE_ID.fullmatch(word_id):
+            _check_range(number, word_id, expected)
             continue  # multi-word tokens and empty nodes carry no UPOS of their own
         if not _WORD_ID.fullmatch(word_id):
             raise _error(
@@ -147,6 +149,25 @@ def check_conllu(text: str) -> str:
     if n_sentences == 0:
         raise _error(1, "the file has no sentences (no word lines); is it a CoNLL-U file?")
     return "\n".join(out) + "\n"
+
+
+def _check_range(number: int, word_id: str, expected: int) -> None:
+    """A multi-word token's range ``a-b``: it must start at the next word and have a < b
+    (an empty node's ID, ``8.1``, has no range to check)."""
+    if "-" not in word_id:
+        return
+    first, last = (int(x) for x in word_id.split("-"))
+    if first >= last:
+        raise _error(
+            number,
+            f"range {word_id} must go from a smaller to a larger word number (e.g. 3-4).",
+        )
+    if first != expected:
+        raise _error(
+            number,
+            f"range {word_id} starts at word {first}, but the next word is {expected}; a "
+            "multi-word token line comes just before the words it spans.",
+        )
 
 
 def read_conllu_upload(data: bytes, max_bytes: int, name: str = "upload") -> list[Sentence]:
@@ -276,7 +297,12 @@ def probe_upload(
     n_all = int(encoder.info.n_layers) + 1
     layer_ids = tuple(range(n_all)) if layers is None else tuple(sorted({int(x) for x in layers}))
     if not layer_ids or not all(0 <= x < n_all for x in layer_ids):
-        raise ValueError(f"layers must lie in 0..{n_all - 1}, not {list(layers or [])}")
+        raise InvalidArgumentError(
+            f"layers must lie in 0..{n_all - 1} for {encoder.info.name}, not {list(layers or [])}"
+        )
+    # Before encoding anything: a file with thousands of distinct tags is refused at once.
+    tags = {t for s in train_s for t in s.labels["upos"]}
+    check_probe_size(tags, int(encoder.info.dim), f"A UPOS probe on {name}")
 
     dataset = f"upload:{name}"
     t0 = time.perf_counter()

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from probing.encoding import Encoding, ModelInfo
-from probing.errors import EmptyInputError, NoMLMHeadError
+from probing.errors import EmptyInputError, InvalidArgumentError, NoMLMHeadError
 
 Sentences = str | Sequence[str] | Sequence[Sequence[str]]
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -79,6 +79,8 @@ class Encoder(abc.ABC):
         Returns:
             One Encoding per sentence, in input order.
         """
+        if int(batch_size) < 1:  # range() would silently give no batches: []
+            raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
         batch = normalize_sentences(sentences)
         out: list[Encoding] = []
         total = len(batch)

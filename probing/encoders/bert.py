@@ -170,6 +170,7 @@ class TransformersEncoder(Encoder):
                         else None
                     ),
                     extras={"n_pieces": n},
+                    piece_layers=np.ascontiguousarray(hidden[b][:, pos], np.float32),
                 )
             )
         return results

@@ -34,11 +34,14 @@ from torch import Tensor, nn
 
 from probing.encoders.base import Encoder
 from probing.encoding import Encoding, ModelInfo
-from probing.errors import ModelUnavailableError
+from probing.errors import ModelFormatError, ModelUnavailableError
 
 # ----------------------------------------------------------------------------------------
 # Configuration (options.json)
 # ----------------------------------------------------------------------------------------
+
+
+MAX_ELMO_PARAMETERS = 250_000_000  # 1 GB of float32; the original ELMo has 93.6M
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,59 @@ class ElmoConfig:
             proj_clip=None if lstm.get("proj_clip") is None else float(lstm["proj_clip"]),
             use_skip_connections=bool(lstm.get("use_skip_connections", False)),
         )
+
+    def n_parameters(self) -> int:
+        """Weights the model will allocate (char CNN, highways, projection, both LSTMs)."""
+        nf, proj, cell = self.n_filters, self.projection_dim, self.lstm_dim
+        cnn = self.n_characters * self.char_embed_dim + sum(
+            w * self.char_embed_dim * n + n for w, n in self.filters
+        )
+        highway = self.n_highway * 2 * (nf * nf + nf)
+        lstm = 2 * self.n_layers * (4 * cell * (2 * proj) + 4 * cell + cell * proj)
+        return cnn + highway + nf * proj + proj + lstm
+
+    def validate(self) -> ElmoConfig:
+        """Check every size before anything is allocated; return self.
+
+        Raises:
+            ModelFormatError: a size that is not positive, no filters, an unknown activation,
+                or more than :data:`MAX_ELMO_PARAMETERS` weights in all.
+        """
+        sizes = {
+            "char_cnn.embedding.dim": self.char_embed_dim,
+            "char_cnn.n_characters": self.n_characters,
+            "char_cnn.max_characters_per_token": self.max_characters_per_token,
+            "lstm.dim": self.lstm_dim,
+            "lstm.projection_dim": self.projection_dim,
+            "lstm.n_layers": self.n_layers,
+        }
+        for name, value in sizes.items():
+            if value < 1:
+                raise ModelFormatError(f"options.json: {name} is {value}; it must be at least 1.")
+        if self.n_highway < 0:
+            raise ModelFormatError(f"options.json: char_cnn.n_highway is {self.n_highway}.")
+        if not self.filters or any(w < 1 or n < 1 for w, n in self.filters):
+            raise ModelFormatError(
+                "options.json: char_cnn.filters must be a non-empty list of [width, count] "
+                f"pairs of positive numbers, not {list(map(list, self.filters))}."
+            )
+        if self.activation not in ("relu", "tanh"):
+            raise ModelFormatError(
+                f"options.json: char_cnn.activation {self.activation!r} is not relu or tanh."
+            )
+        if self.n_characters > 262 or self.max_characters_per_token > 1000:
+            raise ModelFormatError(
+                "options.json: n_characters must be at most 262 and max_characters_per_token "
+                f"at most 1000 (have {self.n_characters} and {self.max_characters_per_token})."
+            )
+        n = self.n_parameters()
+        if n > MAX_ELMO_PARAMETERS:
+            raise ModelFormatError(
+                f"options.json asks for an ELMo with {n:,} weights ({n * 4 / 2**30:.1f} GB); "
+                f"ContextLens loads at most {MAX_ELMO_PARAMETERS:,} (the original ELMo has "
+                "94M). Check the file's dims."
+            )
+        return self
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> ElmoConfig:
@@ -379,6 +435,7 @@ def load_hdf5(model: ElmoBiLm, path: str | os.PathLike[str]) -> None:
     enc = model.token_encoder
     try:
         with h5py.File(path, "r") as f:
+            _check_shapes(f, model, path)  # from metadata, before any data is decompressed
             embed = np.zeros((cfg.n_characters, cfg.char_embed_dim), np.float32)
             stored = f["char_embed"][...]
             embed[1 : stored.shape[0] + 1] = stored  # row 0 = padding
@@ -484,6 +541,51 @@ def _find_files(folder_or_files: str | os.PathLike[str] | tuple) -> tuple[Path, 
     return options, weights
 
 
+def _expected_shapes(model: ElmoBiLm) -> dict[str, tuple[int, ...]]:
+    """hdf5 dataset -> the shape it must have for ``model`` (its options)."""
+    cfg, enc = model.config, model.token_encoder
+    out: dict[str, tuple[int, ...]] = {"char_embed": (cfg.n_characters - 1, cfg.char_embed_dim)}
+    for i, conv in enumerate(enc.convs):
+        o, c, w = conv.weight.shape
+        out[f"CNN/W_cnn_{i}"], out[f"CNN/b_cnn_{i}"] = (1, w, c, o), (o,)
+    for k in range(cfg.n_highway):
+        for part, layer in (
+            ("transform", enc.highway_transform[k]),
+            ("carry", enc.highway_carry[k]),
+        ):
+            out[f"CNN_high_{k}/W_{part}"] = tuple(layer.weight.shape[::-1])
+            out[f"CNN_high_{k}/b_{part}"] = tuple(layer.bias.shape)
+    out["CNN_proj/W_proj"] = tuple(enc.projection.weight.shape[::-1])
+    out["CNN_proj/b_proj"] = tuple(enc.projection.bias.shape)
+    for direction, stack in enumerate(model.lstms):
+        for layer, lstm in enumerate(stack):
+            key = _lstm_key(direction, layer)
+            out[f"{key}/W_0"], out[f"{key}/B"] = tuple(lstm.W.shape), tuple(lstm.b.shape)
+            out[f"{key}/W_P_0"] = tuple(lstm.W_P.shape)
+    return out
+
+
+def _check_shapes(f: h5py.File, model: ElmoBiLm, path: str | os.PathLike[str]) -> None:
+    """Every dataset's shape and element size from the file's metadata: a file whose data
+    would decompress to more than the model holds is refused before reading any of it."""
+    name = Path(path).name
+    for key, want in _expected_shapes(model).items():
+        if key not in f:
+            raise ModelFormatError(f"{name}: no {key}; is it an ELMo weight file?")
+        ds = f[key]
+        if not isinstance(ds, h5py.Dataset) or ds.dtype.kind != "f" or ds.dtype.itemsize > 8:
+            raise ModelFormatError(f"{name}: {key} is not an array of floats.")
+        have = tuple(ds.shape)
+        ok = have == want if key != "char_embed" else (
+            len(have) == 2 and have[0] <= want[0] and have[1] == want[1]
+        )  # fmt: skip
+        if not ok:
+            raise ModelFormatError(
+                f"{name}: {key} has shape {have}, but options.json implies {want}. Do the "
+                "options and weights files belong together?"
+            )
+
+
 def load_bilm(
     folder_or_files: str | os.PathLike[str] | tuple, device: str | torch.device | None = None
 ) -> ElmoBiLm:
@@ -491,8 +593,11 @@ def load_bilm(
     options, weights = _find_files(folder_or_files)
     try:
         config = ElmoConfig.from_json(options)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelUnavailableError(f"{options} is not an ELMo options file: {exc}") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ModelFormatError(
+            f"{Path(options).name} is not an ELMo options file ({type(exc).__name__}: {exc})."
+        ) from exc
+    config.validate()  # before ElmoBiLm allocates anything
     model = ElmoBiLm(config)
     load_hdf5(model, weights)
     return model.to(device or "cpu").eval()

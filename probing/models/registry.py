@@ -19,6 +19,7 @@ from probing.encoders.base import Encoder
 from probing.encoding import ModelInfo
 from probing.errors import (
     ContextLensError,
+    ModelFormatError,
     ModelUnavailableError,
     UnknownModelError,
     UnsafeModelError,
@@ -194,8 +195,9 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
         ModelUnavailableError: a known model whose weights cannot be had offline.
     """
     name = str(name_or_path).strip()
-    if not name:
-        raise UnknownModelError(_unknown_message(name))
+    if not name or len(name) > MAX_NAME_CHARS:
+        shown = name if len(name) <= 60 else f"{name[:40]}… ({len(name):,} characters)"
+        raise UnknownModelError(_unknown_message(shown))
     key = (name, device)
     with _registry_lock:
         if key in _cache:
@@ -268,6 +270,9 @@ def _resolve(name: str, device: str | None) -> Encoder:
     raise UnknownModelError(_unknown_message(name))
 
 
+MAX_NAME_CHARS = 500  # longer than any folder path or hub id worth trying
+
+
 def _load_folder(path: Path, device: str | None) -> Encoder:
     if (path / "options.json").is_file():
         from probing.encoders.elmo import load_elmo
@@ -276,6 +281,9 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
             path, name=path.name, provenance=f"ELMo weights from {path}.", device=device
         )
     if (path / "config.json").is_file():
+        from probing.models.checkpoint_check import check_folder
+
+        check_folder(path)  # malformed files get a message naming them
         info = ModelInfo(
             name=path.name,
             family="bert",
@@ -367,6 +375,13 @@ def _load_transformers(
             )
     except ContextLensError:
         raise
+    except ValueError as exc:  # unknown model_type, remote code asked for, bad weights
+        if "trust_remote_code" in str(exc):
+            raise UnsafeModelError(
+                f"{source} needs its own Python code to load; ContextLens never runs code "
+                "from a checkpoint."
+            ) from exc
+        raise ModelFormatError(f"{info.name} cannot be loaded: {exc}") from exc
     except OSError as exc:
         text = str(exc)
         if "safetensors" in text or "pytorch_model.bin" in text:

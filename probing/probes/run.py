@@ -34,9 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask
+from probing.probes.guards import check_probe_size
 from probing.probes.linear import DEFAULT_CS, LinearProbe
 from probing.probes.metrics import (
     ABSTAIN,
@@ -187,8 +189,13 @@ def probe_layers(
     """
     from probing.models.registry import load_encoder
 
+    check_run_arguments(n_boot, Cs, max_train_sentences, max_dev_sentences, max_test_sentences)
     encoder = load_encoder(encoder_or_name) if isinstance(encoder_or_name, str) else encoder_or_name
     spec = get_task(task)
+    if spec.kind == "sentence":  # pooled sentence vectors, not word features
+        raise ValueError(
+            f"{task!r} is a sentence task: use probing.probes.sentence.probe_sentences"
+        )
     dataset = dataset or spec.default_dataset
     label = spec.field_for(dataset)
     report = progress or (lambda stage, done, total: None)
@@ -249,6 +256,7 @@ def probe_features(
         model, dataset: names recorded in the results.
         Other arguments as in :func:`probe_layers`.
     """
+    check_run_arguments(n_boot, Cs)
     spec = get_task(task)
     if spec.kind == "structural":
         from probing.probes.structural_run import structural_features
@@ -298,6 +306,26 @@ def probe_features(
     )  # fmt: skip
 
 
+def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) -> None:
+    """Raise before any work when an argument is out of range.
+
+    Raises:
+        InvalidArgumentError: ``n_boot`` < 1, a C that is not a positive number, no Cs,
+            or a sentence cap below 1.
+    """
+    if int(n_boot) < 1:
+        raise InvalidArgumentError(
+            f"n_boot (bootstrap replicates) must be at least 1, not {n_boot}."
+        )
+    if not len(Cs) or not all(math.isfinite(c) and c > 0 for c in map(float, Cs)):
+        raise InvalidArgumentError(
+            f"Cs (inverse regularisation strengths) must be positive numbers, not {list(Cs)}."
+        )
+    for size in sizes:
+        if size is not None and int(size) < 1:
+            raise InvalidArgumentError(f"sentence caps must be at least 1 (or none), not {size}.")
+
+
 # -- the two kinds of run -----------------------------------------------------------------
 
 
@@ -345,11 +373,20 @@ class _Run:
 
 
 class _TaggingRun(_Run):
+    def _control_accuracy(self, C: float, X_tr, c_tr, X_te, c_te) -> float:  # noqa: ANN001
+        if len(np.unique(c_tr)) < 2:
+            # One word type (or all types drew the same label): the control probe can only
+            # predict that label, which is what a classifier of one class does.
+            return float(np.mean(c_te == c_tr[0]))
+        c_probe = LinearProbe(C=C, max_train_words=None, random_state=self.seed)
+        return float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
+
     def run(
         self, max_train_words: int | None, Cs: tuple[float, ...], scalar_mix: bool, control: bool
     ) -> None:
         # Every fit uses the same training words: subsample once here.
         train = self.feats["train"].subsample(max_train_words, seed=self.seed)
+        check_probe_size(train.labels, train.dim, f"A {self.spec.name} probe")
         dev, test = self.feats.get("dev"), self.feats["test"]
         layer_ids = test.layer_ids
         y_tr, y_te, g_te = train.labels, test.labels, test.sentence_index
@@ -398,8 +435,7 @@ class _TaggingRun(_Run):
             c_acc = sel = math.nan
             if control:
                 # Same probe family, same C, same words: only the labels differ.
-                c_probe = LinearProbe(C=probe.C_, max_train_words=None, random_state=self.seed)
-                c_acc = float(np.mean(c_probe.fit(X_tr, c_tr).predict(X_te) == c_te))
+                c_acc = self._control_accuracy(probe.C_, X_tr, c_tr, X_te, c_te)
                 sel = acc.value - c_acc
                 done += 1
                 self.progress(done, steps)

@@ -13,8 +13,9 @@ class Task:
         name: CLI/UI name.
         kind: ``tagging`` (a linear probe per layer, control task, baselines, scalar mix),
             ``edge`` (the same on [head vector; dependent vector] of each gold arc),
-            ``structural`` (Hewitt & Manning's distance/depth probes) or
-            ``wsd`` (1-NN to sense centroids per layer, first-sense baseline).
+            ``structural`` (Hewitt & Manning's distance/depth probes),
+            ``wsd`` (1-NN to sense centroids per layer, first-sense baseline) or ``sentence``
+            (a linear probe per layer on pooled sentence vectors, :mod:`probing.probes.sentence`).
         fields: data set -> the label field the task reads from it.
         default_dataset: used when no data set is given.
         description: one line for pickers and reports.
@@ -62,6 +63,8 @@ TASKS: dict[str, Task] = {
              "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words"),
         Task("wsd", "wsd", {"semcor": "sense"}, "semcor",
              "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids"),
+        Task("genre", "sentence", {"brown": "genre"}, "brown",
+             "Brown genre (15 categories, per document) of pooled sentence vectors"),
     )
 }  # fmt: skip
 

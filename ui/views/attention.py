@@ -306,7 +306,7 @@ def render() -> None:
             results = corpus_results()
             if st.button(f"Compute over {n} sentences", key="attn_run", type="primary"):
                 bar = st.progress(0.0, text="Encoding sentences…")
-                with heavy_job("Head statistics"):
+                with friendly_errors("Head statistics"), heavy_job("Head statistics"):
                     results[(name, n)] = corpus_statistics(
                         encoder,
                         sample_sentences(*CORPUS, n=n),

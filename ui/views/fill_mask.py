@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from probing import config
@@ -18,7 +16,15 @@ from probing.analyses.fill_mask import (
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.models.registry import entry
-from ui.common import friendly_errors, get_encoder, model_picker, page_header, provenance_card
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    md_text,
+    model_picker,
+    page_header,
+    provenance_card,
+)
+from ui.views import mlm_corruption
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -122,7 +128,7 @@ def render() -> None:
         with friendly_errors("Fill-mask"):
             masked = prepare(encoder, text)
             pieces = " ".join(
-                f"**{html.escape(p)}**" if i in masked.mask_positions else html.escape(p)
+                f"**{md_text(p)}**" if i in masked.mask_positions else md_text(p)
                 for i, p in enumerate(masked.pieces)
             )
             st.caption(f"What the model reads: {pieces}")
@@ -178,3 +184,4 @@ def render() -> None:
         "All masks stay masked in one pass: each guess is made without knowing the others. "
         "“##ing” marks a piece that continues a word."
     )
+    mlm_corruption.render(models)  # the 80/10/10 recipe (ui.views.mlm_corruption)

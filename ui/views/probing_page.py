@@ -27,6 +27,7 @@ from probing.datasets.upload import (
     TEST_EVERY,
     read_conllu_upload,
 )
+from probing.errors import ResultFileError
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes
 from probing.figures.probing_page import (
@@ -41,11 +42,14 @@ from probing.figures.probing_page import (
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
-from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
+from ui.views import probing_sweep
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
 
+# Sentence tasks (genre) run from the CLI and the Course Notes page, not from this page.
+WORD_TASKS = [t for t in TASKS if TASKS[t].kind != "sentence"]
 TASK_LABELS = {
     "pos": "UPOS · UD-EWT",
     "xpos": "XPOS (PTB tags) · UD-EWT",
@@ -91,7 +95,17 @@ def load_results(path: str, mtime_ns: int) -> ProbeResults:
 
 
 def read_results(path: Path) -> ProbeResults | None:
-    return load_results(str(path), path.stat().st_mtime_ns) if path.is_file() else None
+    """The results in ``path`` (None when there are none); a damaged file is named in a
+    warning and skipped, so that the other models' results still show."""
+    if not path.is_file():
+        return None
+    try:
+        return load_results(str(path), path.stat().st_mtime_ns)
+    except Exception as exc:  # truncated or hand-edited JSON: say which file, show the rest
+        err = ResultFileError(f"{path.name} cannot be read ({type(exc).__name__}: {exc}).")
+        st.warning(f"Skipped a damaged results file: {md_text(user_message(err))} "
+                   "Press Run to compute these results again.")  # fmt: skip
+        return None
 
 
 def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: str) -> None:
@@ -113,6 +127,13 @@ def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: s
                                 icon=":material/download:")  # fmt: skip
         cols[3].caption("PNG export needs a Chrome or Chromium for kaleido and none was found "
                         "here, so the figure downloads as interactive HTML instead.")  # fmt: skip
+
+
+def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
+    """``n`` when it is a preset (or there are none), else the largest preset below it."""
+    if not presets or n in presets:
+        return n
+    return max([p for p in presets if p <= n] or [presets[0]])
 
 
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
@@ -204,7 +225,7 @@ def render() -> None:
     a, b, c = st.columns([2, 3, 2])
 
     task_name = a.selectbox(
-        "Task", list(TASKS), format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
+        "Task", WORD_TASKS, format_func=lambda t: TASK_LABELS.get(t, t), key="probe_task"
     )
 
     task = TASKS[task_name]
@@ -231,8 +252,13 @@ def render() -> None:
                            help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
 
     cap = config.limits().max_probe_train_sentences
+    presets = config.limits().train_sizes
 
-    n_train = c.slider(
+    n_train = c.select_slider(
+        "Training sentences", options=list(presets), value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap),
+        key="probe_train", help="A fixed seeded sample of the training split (the shared demo "
+        "offers these sizes only).",
+    ) if presets else c.slider(
         "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
         value=min(DEFAULT_MAX_TRAIN_SENTENCES, cap), key="probe_train",
         help=f"A fixed seeded sample of the training split (at most {cap:,} here"
@@ -240,9 +266,14 @@ def render() -> None:
     )  # fmt: skip
 
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
+    n_train = snap_to_preset(n_train, presets)  # a value set around the widget
 
     with st.expander("Evaluation"):
-        n_eval = st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
+        eval_presets = config.limits().eval_sizes
+        n_eval = st.selectbox(
+            "Dev and test sentences (0 = all)", list(eval_presets), key="probe_eval",
+            help="Fewer makes runs faster and the intervals wider.",
+        ) if eval_presets else st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
                                  value=0, step=100, key="probe_eval",
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
 
@@ -346,6 +377,10 @@ def render() -> None:
 
     st.divider()
 
+    probing_sweep.render(show_results, friendly_errors)
+
+    st.divider()
+
     st.subheader("Your own data: UPOS on a CoNLL-U file")
 
     max_mb = config.limits().max_upload_bytes / (1024 * 1024)
@@ -373,7 +408,7 @@ def render() -> None:
             sentences = read_upload(data, upload.name)
         if sentences:
             n_test = len(sentences) // TEST_EVERY
-            st.markdown(f"**{upload.name}**: {len(sentences):,} sentences, "
+            st.markdown(f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
                         f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
                         f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
             digest = hashlib.sha256(data).hexdigest()[:16]
@@ -382,7 +417,7 @@ def render() -> None:
             up_task = st.selectbox("Task on the upload", list(upload_module.UPLOAD_TASKS),
                                    format_func=lambda t: TASK_LABELS.get(t, t), key="probe_upload_task")  # fmt: skip
             key = (*key, up_task)
-            if st.button(f"Probe {TASK_LABELS.get(up_task, up_task)} on {upload.name}",
+            if st.button(f"Probe {TASK_LABELS.get(up_task, up_task)} on {md_text(upload.name)}",
                          key="probe_upload_run", type="primary"):  # fmt: skip
                 bar = st.progress(0.0, text="Waiting for a free slot…")
                 with friendly_errors("Probing the upload"), heavy_job("Probing"):

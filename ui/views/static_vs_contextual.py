@@ -44,7 +44,14 @@ from probing.figures.contextual import (
     separability_figure,
     similarity_by_layer_figure,
 )
-from ui.common import friendly_errors, get_encoder, load_model, model_picker, page_header
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    load_model,
+    md_text,
+    model_picker,
+    page_header,
+)
 from ui.jobs import heavy_job
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
@@ -421,11 +428,11 @@ def render() -> None:
         found = [w for w in words if w in glove]
         missing = [w for w in words if w not in glove]
         if missing:
-            st.warning("Not in the static vocabulary: " + ", ".join(missing))
+            st.warning("Not in the static vocabulary: " + ", ".join(map(md_text, missing)))
         cols = st.columns(max(1, min(len(found), 4)))
         for i, w in enumerate(found):
             col = cols[i % len(cols)]
-            col.markdown(f"**{w}** — nearest words")
+            col.markdown(f"**{md_text(w)}** — nearest words")
             col.dataframe(
                 pd.DataFrame(glove.most_similar(w, 8), columns=["word", "cosine"]).round(3),
                 hide_index=True,

@@ -1,0 +1,283 @@
+"""A sweep's spec: a small TOML file read with :mod:`tomllib` and checked key by key.
+
+Example (``docs/examples/sweep.toml``)::
+
+    out = "sweeps/example"         # output folder (relative to the current directory)
+    models = ["minilm-l6"]
+    seeds = [0, 1]
+    layers = "all"                 # or a list, e.g. [0, 3, 6] (negative counts from the top)
+
+    [[tasks]]
+    task = "pos"                   # dataset defaults to the task's own
+    [[tasks]]
+    task = "supersense"
+    dataset = "semcor"
+
+    [training]                     # every key optional; defaults as in `python -m probing probe`
+    max_train_sentences = 300
+    max_train_words = 5000
+    max_dev_sentences = 200
+    max_test_sentences = 300
+    Cs = [0.01, 0.1, 1]
+    n_boot = 200
+    control = true
+
+    [extraction]
+    pooling = "first"
+    dtype = "float32"
+    cache_dir = ""                 # a feature-cache folder every node sees ("" = the default)
+
+Every mistake raises :class:`~probing.errors.SweepError` naming the key and what it takes.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from probing.errors import SweepError
+from probing.probes.linear import DEFAULT_CS
+from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.tasks import TASKS
+
+POOLINGS = ("first", "mean", "last")
+DTYPES = ("float32",)  # what the encoders compute in today; part of the extraction key
+
+_TOP = {"out", "models", "seeds", "layers", "tasks", "training", "extraction"}
+_TRAINING = {
+    "max_train_sentences", "max_train_words", "max_dev_sentences", "max_test_sentences",
+    "Cs", "n_boot", "control",
+}  # fmt: skip
+_EXTRACTION = {"pooling", "dtype", "cache_dir"}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of the grid and the data set it runs on."""
+
+    task: str
+    dataset: str
+
+
+@dataclass(frozen=True)
+class Training:
+    """How every (task, seed, layer) cell is fitted; None = no cap."""
+
+    max_train_sentences: int | None = DEFAULT_MAX_TRAIN_SENTENCES
+    max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS
+    max_dev_sentences: int | None = None
+    max_test_sentences: int | None = None
+    Cs: tuple[float, ...] = tuple(DEFAULT_CS)
+    n_boot: int = 1000
+    control: bool = True
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: models × tasks × seeds × layers, and how to extract and fit.
+
+    ``layers`` None means every layer of each model (resolved per model after extraction).
+    ``cache_dir`` None means the process's feature cache (``$CONTEXTLENS_CACHE_DIR``).
+    """
+
+    out: Path
+    models: tuple[str, ...]
+    tasks: tuple[TaskSpec, ...]
+    seeds: tuple[int, ...] = (0,)
+    layers: tuple[int, ...] | None = None
+    training: Training = field(default_factory=Training)
+    pooling: str = "first"
+    dtype: str = "float32"
+    cache_dir: Path | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready copy (written into the sweep folder as ``spec.json``)."""
+        t = self.training
+        return {
+            "out": str(self.out),
+            "models": list(self.models),
+            "tasks": [{"task": x.task, "dataset": x.dataset} for x in self.tasks],
+            "seeds": list(self.seeds),
+            "layers": "all" if self.layers is None else list(self.layers),
+            "training": {
+                "max_train_sentences": t.max_train_sentences,
+                "max_train_words": t.max_train_words,
+                "max_dev_sentences": t.max_dev_sentences,
+                "max_test_sentences": t.max_test_sentences,
+                "Cs": list(t.Cs),
+                "n_boot": t.n_boot,
+                "control": t.control,
+            },  # fmt: skip
+            "extraction": {
+                "pooling": self.pooling,
+                "dtype": self.dtype,
+                "cache_dir": "" if self.cache_dir is None else str(self.cache_dir),
+            },
+        }
+
+
+def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
+    """Read and validate a TOML spec file.
+
+    Raises:
+        SweepError: unreadable file, TOML syntax error, or any invalid key or value.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SweepError(f"cannot read the sweep spec {path}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepError(f"{path} is not valid TOML: {exc}") from exc
+    return parse_spec(data)
+
+
+def parse_spec(data: dict[str, Any]) -> SweepSpec:
+    """Validate a spec already parsed into a dict (see the module doc for the keys)."""
+    _known(data, _TOP, "the spec")
+    if "out" not in data:
+        raise SweepError('the spec needs `out`, the output folder, e.g. out = "sweeps/mine"')
+    out = _str(data["out"], "out")
+    models = _models(data.get("models"))
+    tasks = tuple(_task(t, i) for i, t in enumerate(_list(data.get("tasks"), "tasks")))
+    if not tasks:
+        raise SweepError('`tasks` is empty; add at least one [[tasks]] table with task = "pos"')
+    seeds = tuple(_int(s, "seeds", minimum=0) for s in _list(data.get("seeds", [0]), "seeds"))
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise SweepError(f"`seeds` must be a non-empty list of distinct integers, not {seeds}")
+    training = _training(_table(data.get("training", {}), "training"))
+    ext = _table(data.get("extraction", {}), "extraction")
+    _known(ext, _EXTRACTION, "[extraction]")
+    pooling = _choice(ext.get("pooling", "first"), POOLINGS, "extraction.pooling")
+    dtype = _choice(ext.get("dtype", "float32"), DTYPES, "extraction.dtype")
+    cache = _str(ext.get("cache_dir", ""), "extraction.cache_dir", empty=True)
+    return SweepSpec(
+        out=Path(out).expanduser(), models=models, tasks=tasks, seeds=seeds,
+        layers=_layers(data.get("layers", "all")), training=training, pooling=pooling,
+        dtype=dtype, cache_dir=Path(cache).expanduser() if cache else None,
+    )  # fmt: skip
+
+
+# -- one key each -------------------------------------------------------------------------
+
+
+def _models(value: Any) -> tuple[str, ...]:
+    names = tuple(_str(m, "models") for m in _list(value, "models"))
+    if not names:
+        raise SweepError('`models` is empty; list at least one, e.g. models = ["minilm-l6"]')
+    if len(set(names)) != len(names):
+        raise SweepError(f"`models` lists a model twice: {list(names)}")
+    return names
+
+
+def _task(value: Any, i: int) -> TaskSpec:
+    where = f"tasks[{i}]"
+    table = _table(value, where)
+    _known(table, {"task", "dataset"}, where)
+    if "task" not in table:
+        raise SweepError(f'{where} needs `task`, e.g. task = "pos"')
+    word_tasks = tuple(t for t, x in TASKS.items() if x.kind in ("tagging", "wsd"))
+    if table["task"] in TASKS and table["task"] not in word_tasks:  # e.g. sentence genre
+        raise SweepError(
+            f"{where}: {table['task']!r} is not a word-level task; sweeps run "
+            f"{', '.join(word_tasks)}"
+        )
+    name = _choice(table["task"], word_tasks, f"{where}.task")
+    spec = TASKS[name]
+    dataset = _str(table.get("dataset", spec.default_dataset), f"{where}.dataset")
+    if dataset not in spec.fields:
+        raise SweepError(
+            f"{where}: task {name!r} runs on {', '.join(spec.fields)}, not {dataset!r}"
+        )
+    return TaskSpec(name, dataset)
+
+
+def _layers(value: Any) -> tuple[int, ...] | None:
+    if value == "all":
+        return None
+    layers = tuple(_int(x, "layers") for x in _list(value, "layers"))
+    if not layers:
+        raise SweepError('`layers` is empty; give a list such as [0, 3, 6] or "all"')
+    if len(set(layers)) != len(layers):
+        raise SweepError(f"`layers` lists a layer twice: {list(layers)}")
+    return layers
+
+
+def _training(table: dict[str, Any]) -> Training:
+    _known(table, _TRAINING, "[training]")
+    kw: dict[str, Any] = {}
+    for key in (
+        "max_train_sentences",
+        "max_train_words",
+        "max_dev_sentences",
+        "max_test_sentences",
+    ):
+        if key in table:  # 0 or "all": no cap, as on the command line
+            raw = table[key]
+            kw[key] = None if raw in (0, "all") else _int(raw, f"training.{key}", minimum=1)
+    if "Cs" in table:
+        cs = tuple(_float(c, "training.Cs") for c in _list(table["Cs"], "training.Cs"))
+        if not cs or min(cs) <= 0:
+            raise SweepError(f"training.Cs must be a non-empty list of positive numbers, not {cs}")
+        kw["Cs"] = cs
+    if "n_boot" in table:
+        kw["n_boot"] = _int(table["n_boot"], "training.n_boot", minimum=1)
+    if "control" in table:
+        if not isinstance(table["control"], bool):
+            raise SweepError(f"training.control must be true or false, not {table['control']!r}")
+        kw["control"] = table["control"]
+    return Training(**kw)
+
+
+# -- primitives ---------------------------------------------------------------------------
+
+
+def _known(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise SweepError(
+            f"unknown key(s) {', '.join(unknown)} in {where}; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SweepError(f"`{where}` must be a table, not {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list:
+    if value is None:
+        raise SweepError(f"the spec needs `{where}`")
+    if not isinstance(value, list):
+        raise SweepError(f"`{where}` must be a list, not {value!r}")
+    return value
+
+
+def _str(value: Any, where: str, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise SweepError(f"`{where}` must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _int(value: Any, where: str, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SweepError(f"`{where}` takes integers, not {value!r}")
+    if minimum is not None and value < minimum:
+        raise SweepError(f"`{where}` must be at least {minimum}, not {value}")
+    return value
+
+
+def _float(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SweepError(f"`{where}` takes numbers, not {value!r}")
+    return float(value)
+
+
+def _choice(value: Any, allowed: tuple[str, ...], where: str) -> str:
+    if value not in allowed:
+        raise SweepError(f"`{where}` must be one of {', '.join(allowed)}, not {value!r}")
+    return value

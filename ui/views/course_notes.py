@@ -1,0 +1,27 @@
+"""The Course Notes page: sentence pooling, ELMo's directions, next-sentence prediction."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.common import model_picker, page_header
+from ui.views import elmo_directions, nsp, sentence_pooling
+
+
+def render() -> None:
+    """Draw the page (everything below the page config)."""
+    page_header(
+        "Course Notes",
+        "What the course note teaches, made visible: sentence vectors and pooling, ELMo's two "
+        "one-way LMs vs BERT's fused context, next-sentence prediction.",
+    )
+    models = model_picker()
+    pooling, directions, pairs = st.tabs(
+        ["Sentence pooling", "ELMo directions", "Next-sentence prediction"]
+    )
+    with pooling:
+        sentence_pooling.render(models)
+    with directions:
+        elmo_directions.render(models)
+    with pairs:
+        nsp.render()

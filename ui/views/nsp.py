@@ -1,0 +1,40 @@
+"""Next-sentence prediction: P(IsNext) from BERT's pre-training head, with the caveat."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from probing import config
+from probing.analyses.nsp import NSP_CAVEAT, load_nsp_model, next_sentence_probability
+from probing.figures.course import nsp_bar
+from ui.common import friendly_errors
+
+DEFAULT_CHECKPOINT = "google-bert/bert-base-uncased"
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _nsp_model(name: str):
+    return load_nsp_model(name, allow_paths=not config.demo_mode())
+
+
+def render() -> None:
+    """The NSP section: a checkpoint box, two sentences, P(IsNext)."""
+    st.subheader("Next-sentence prediction (BERT's second pre-training task)")
+    st.caption(NSP_CAVEAT)
+    limit = config.limits().max_chars
+    name = st.text_input(
+        "Checkpoint with BERT's pre-training heads (BertForPreTraining)",
+        value=DEFAULT_CHECKPOINT, key="nsp_model", disabled=config.demo_mode(),
+        help="A hub id (loaded from the local cache when offline) or a local folder.",
+    ).strip()  # fmt: skip
+    a = st.text_input("Sentence A", value="She opened the fridge.", key="nsp_a", max_chars=limit)
+    b = st.text_input("Sentence B", value="It was empty.", key="nsp_b", max_chars=limit)
+    if not name:
+        st.info("Give a checkpoint.")
+        return
+    with friendly_errors("Next-sentence prediction"):
+        with st.spinner(f"Loading {name}…"):
+            model = _nsp_model(name)
+        res = next_sentence_probability(model, a, b)
+        st.plotly_chart(nsp_bar(res.is_next, res.not_next), key="nsp-bar")
+        st.caption("What the model reads: " + " ".join(res.pieces))

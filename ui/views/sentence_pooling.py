@@ -1,0 +1,93 @@
+"""Sentence vectors: [CLS], mean, attention-weighted and max pooling, per layer, side by side;
+and the Brown genre probe per layer × pooling from ``results/``."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from probing import config
+from probing.analyses.sentence_pooling import (
+    ELMO_NO_CLS,
+    STRATEGIES,
+    pooled_similarities,
+    strategies_for,
+)
+from probing.figures.course import pooling_curves, similarity_heatmap
+from probing.probes.run import ProbeResults
+from ui.common import friendly_errors, get_encoder
+
+EXAMPLE = "\n".join(
+    [
+        "The bank raised its interest rates again.",
+        "Investors worried about the central bank's decision.",
+        "We had a picnic on the grassy river bank.",
+        "Children were fishing from the bank of the stream.",
+    ]
+)
+RESULTS_DIR = config.REPO_ROOT / "results"
+
+
+def genre_curves(model: str) -> dict[str, pd.DataFrame]:
+    """{strategy: per-layer accuracy rows} of the committed genre runs of ``model``."""
+    curves = {}
+    for strategy in STRATEGIES:
+        path = RESULTS_DIR / f"{model}__brown__genre-{strategy}.json"
+        if path.is_file():
+            curves[strategy] = ProbeResults.from_json(path).layer_scores("accuracy")
+    return curves
+
+
+def render(models: list[str]) -> None:
+    """The sentence-pooling section for the first picked model (of ``models``)."""
+    st.subheader("Sentence vectors: [CLS], mean or attention pooling")
+    st.caption(
+        "Three ways to get one vector per sentence: the [CLS] state, the mean over the word "
+        "pieces (special tokens left out), or a mean weighted by the attention [CLS] pays to "
+        "each piece in that layer. Each matrix is the cosine similarity between your sentences."
+    )
+    text = st.text_area(
+        "Sentences, one per line", value=EXAMPLE, key="pool_sentences", height=120,
+        max_chars=config.limits().max_chars,
+    )  # fmt: skip
+    sentences = [s.strip() for s in text.splitlines() if s.strip()][:8]
+    if len(sentences) < 2:
+        st.warning("Give at least two sentences, one per line.")
+        return
+    name = models[0] if models else "minilm-l6"
+    encoder = get_encoder(name)
+    if encoder is None:
+        return
+    if encoder.info.family == "elmo":
+        st.info(ELMO_NO_CLS)
+    with friendly_errors("Sentence pooling"):
+        sims = pooled_similarities(encoder, sentences)
+        n_layers = next(iter(sims.values())).shape[0]
+        names = encoder.info.layer_names or tuple(str(i) for i in range(n_layers))
+        layer = st.select_slider(
+            "Layer", options=list(range(n_layers)), value=n_layers - 1, key="pool_layer",
+            format_func=lambda i: names[i],
+        )  # fmt: skip
+        cols = st.columns(len(sims))
+        for col, (strategy, mats) in zip(cols, sims.items(), strict=True):
+            col.plotly_chart(
+                similarity_heatmap(mats[layer], sentences, f"{name} · {strategy} · {names[layer]}"),
+                key=f"pool-{strategy}",
+            )
+    curves = genre_curves(name)
+    if curves:
+        st.plotly_chart(
+            pooling_curves(curves, f"{name}: Brown genre (15 classes) by layer × pooling"),
+            key="pool-genre",
+        )
+        st.caption(
+            "Linear probe on pooled sentence vectors, test split (whole Brown documents held "
+            "out); bars: 95 % bootstrap intervals over test documents. Offered strategies: "
+            + ", ".join(strategies_for(encoder.info))
+            + ". See docs/results.md."
+        )
+    else:
+        st.caption(
+            f"No genre-probe results for {name} in results/; run `python -m probing probe "
+            f"--model {name} --task genre --dataset brown`."
+        )
