@@ -13,7 +13,12 @@ extraction is really measured, and reports:
 Prints a markdown table row for ``docs/benchmarks.md`` (``--append FILE`` adds it there) and
 a JSON record (``--json FILE``).
 
-    OMP_WAIT_POLICY=PASSIVE python bench/probe_sweep.py --model minilm-l6
+    OMP_WAIT_POLICY=PASSIVE python -m bench.probe_sweep --model minilm-l6
+
+``--max-train-sentences 0 --max-train-words 0`` uses every training word (204,577 for UD
+EWT); ``--warm`` runs the sweep a second time on the now-filled cache (warm time, same
+process: peak RSS then covers both); ``--dtype bfloat16`` extracts with bf16 autocast;
+``--threads`` sets torch's intra-op threads (default 2, the machine's cores).
 """
 
 from __future__ import annotations
@@ -28,8 +33,6 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 HEADER = (
     "| date | machine | model | task | layers | train sents / fit words | test words | "
@@ -68,7 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--append", help="append the markdown row to this file")
     p.add_argument("--json", help="write the measurements as JSON here")
     p.add_argument("--note", default="", help="free text for the notes column")
+    p.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or auto")
+    p.add_argument("--warm", action="store_true", help="also time a second, warm-cache run")
+    p.add_argument("--n-boot", type=int, default=1000)
     args = p.parse_args(argv)
+    # 0 means no cap.
+    args.max_train_sentences = args.max_train_sentences or None
+    args.max_train_words = args.max_train_words or None
+    import torch
+
+    torch.set_num_threads(args.threads)
 
     tmp = None
     if args.cache_dir:
@@ -88,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     from probing.models.registry import load_encoder
 
-    encoder = load_encoder(args.model)
+    encoder = load_encoder(args.model, dtype=args.dtype)
     t_load = time.perf_counter() - t0
 
     cpu_marks: dict[str, float] = {}
@@ -108,23 +121,40 @@ def main(argv: list[str] | None = None) -> int:
         progress=progress,
         max_train_sentences=args.max_train_sentences,
         max_train_words=args.max_train_words,
+        n_boot=args.n_boot,
     )
     cpu_end = time.process_time()
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    warm = None
+    if args.warm:
+        t_w, cpu_w = time.perf_counter(), time.process_time()
+        again = probe_layers(
+            encoder, args.task, args.dataset, max_train_sentences=args.max_train_sentences,
+            max_train_words=args.max_train_words, n_boot=args.n_boot,
+        )  # fmt: skip
+        warm = {
+            "warm_total_s": round(time.perf_counter() - t_w, 1),
+            "warm_cpu_s": round(time.process_time() - cpu_w, 1),
+            "warm_extract_s": again.meta.timing_s["extract"],
+            "warm_fit_s": again.meta.timing_s["fit"],
+            "peak_rss_mib_after_warm": round(
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            ),
+        }
     load_after = os.getloadavg()
     meta = results.meta
-    extract_s, fit_s = meta["timing_s"]["extract"], meta["timing_s"]["fit"]
-    words = meta["n_words_encoded"]
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    extract_s, fit_s = meta.timing_s["extract"], meta.timing_s["fit"]
+    words = meta.n_words_encoded
     best = results.layer_scores().sort_values("value").iloc[-1]
     record = {
         "date": date.today().isoformat(),
         "machine": machine(),
         "model": args.model,
         "task": f"{args.task} ({args.dataset})",
-        "layers": len(meta["layers"]),
-        "train_sentences": meta["n_train_sentences"],
-        "fit_words": meta.get("n_train_words"),
-        "test_words": meta.get("n_test_words"),
+        "layers": len(meta.layers),
+        "train_sentences": meta.n_train_sentences,
+        "fit_words": meta.n_train_words,
+        "test_words": meta.n_test_words,
         "words_encoded": words,
         "model_load_s": round(t_load, 1),
         "extract_s": extract_s,
@@ -139,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         "best_layer": int(best["layer"]),
         "best_accuracy": round(float(best["value"]), 4),
         "torch_threads": _torch_threads(),
+        "dtype": encoder.dtype,
+        **(warm or {}),
         "note": args.note,
     }
     row = (
@@ -154,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     print(row)
     print(json.dumps(record, indent=1))
+    if warm:
+        print(
+            f"cold: extract {extract_s:.0f} s + fit {fit_s:.0f} s; warm: {warm['warm_total_s']} s "
+            f"(fit {warm['warm_fit_s']} s); peak RSS {record['peak_rss_mib']} MiB cold, "
+            f"{warm['peak_rss_mib_after_warm']} MiB after warm"
+        )
     if args.append:
         with open(args.append, "a", encoding="utf-8") as f:
             f.write(row + "\n")

@@ -72,6 +72,9 @@ class Limits:
     # so that visitors cannot mint a new cache entry per value).
     train_sizes: tuple[int, ...] | None = None
     eval_sizes: tuple[int, ...] | None = None  # 0 = the whole split
+    max_lemma_occurrences: int = 2_000  # occurrences of one lemma in the sense-geometry view
+    max_contextuality_sentences: int = 2_000  # corpus sentences for a contextuality run
+    max_attention_corpus_sentences: int = 2_000  # corpus sentences for head statistics
 
 
 def _env_number(name: str, default: float, scale: float = 1.0) -> float:
@@ -102,6 +105,9 @@ def limits() -> Limits:
             feature_cache_bytes=2048 * mb,
             train_sizes=(200, 500, 1_000, 2_000),
             eval_sizes=(0, 500, 1_000),
+            max_lemma_occurrences=300,
+            max_contextuality_sentences=300,
+            max_attention_corpus_sentences=200,
         )
     else:
         base = Limits(

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
+# How a word's subword pieces become its vector: its first piece, their mean, or the last.
 Pooling = Literal["first", "mean", "last"]
-POOLINGS: tuple[str, ...] = ("first", "mean", "last")
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
+
+# The layer number that names a model's static (context-free) vectors wherever an API or a
+# table takes a layer: left of the input layer 0 on every axis. Never a Python index.
+STATIC = -1
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,10 @@ from pathlib import Path
 import numpy as np
 
 from probing import config, feature_cache
+from probing.cache import LRUCache
+from probing.encoders.base import CONTROL_RE
 from probing.errors import CorruptCacheError, InvalidArgumentError
+from probing.io import sha256_of
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -75,7 +78,6 @@ SAMPLE_SEED = 0  # which sentences ``max_sentences`` keeps: fixed, so it is part
 _FLOAT16_MAX = float(np.finfo(np.float16).max)
 # The encoders' own input cleaning (probing.encoders.base) drops control characters and
 # blank words; a data-set word that would vanish is replaced so that word counts stay aligned.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PLACEHOLDER_WORD = "_"
 _ARRAY_FILES = ("layers.npy", "static.npy", "words.npy", "sentence_index.npy")
 
@@ -212,29 +214,14 @@ def read_sentences(dataset: str, split: str) -> list:
 
 def dataset_files(dataset: str, split: str) -> list[Path]:
     """The files whose bytes determine a split's sentences, plus the reader's own source."""
-    if dataset == "ud-ewt":
-        from probing.datasets import ud
+    from probing.datasets.registry import get_dataset
 
-        return [ud.ud_file(split), Path(inspect.getsourcefile(ud))]
-    if dataset == "semcor":
-        from probing.datasets import semcor, splits
-
-        docs = [p for doc, p in semcor.semcor_documents() if splits.semcor_split(doc) == split]
-        return docs + [Path(inspect.getsourcefile(semcor)), Path(inspect.getsourcefile(splits))]
-    if dataset == "brown":
-        from probing.datasets import brown, registry
-
-        folder = registry.dataset_path("brown")
-        files = [folder / f for f in brown.brown_files() if brown.brown_split(f) == split]
-        return files + [folder / "cats.txt", Path(inspect.getsourcefile(brown))]
-    raise KeyError(
-        f"No word-level reader for data set {dataset!r}; choose ud-ewt, semcor or brown."
-    )
+    return get_dataset(dataset).files(split)
 
 
 # -- fingerprints -------------------------------------------------------------------------
 
-_file_hashes: dict[tuple[str, int, int], str] = {}
+_file_hashes: LRUCache[str] = LRUCache(8192)  # a data set's files: ~1k at most
 _model_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _verified: set[tuple[str, int, int]] = set()
 _memo_lock = threading.Lock()
@@ -244,16 +231,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
     st = os.stat(path)
     memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    with _memo_lock:
-        if memo in _file_hashes:
-            return _file_hashes[memo]
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    with _memo_lock:
-        _file_hashes[memo] = h.hexdigest()
-    return _file_hashes[memo]
+    return _file_hashes.get_or_make(memo, lambda: sha256_of(path))
 
 
 def dataset_fingerprint(dataset: str, split: str) -> str:
@@ -366,7 +344,7 @@ def extract_features(
     progress: ProgressFn | None = None,
     max_sentences: int | None = None,
     *,
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> Features:
     """Every word's per-layer vectors for one split, from the cache or computed now.
 
@@ -383,14 +361,15 @@ def extract_features(
             total) on a cache hit.
         max_sentences: encode only this many sentences, a fixed seeded sample of the split
             kept in data-set order (part of the cache key).
-        batch_size: sentences per forward pass.
+        batch_size: most sentences per forward pass (batches are also capped at
+            ``probing.encoders.batching.DEFAULT_MAX_TOKENS`` padded pieces).
 
     Returns:
         Features with float16 vectors (n_layers_kept, n_words, dim) on disk.
     """
     n_all = int(encoder.info.n_layers) + 1
     layer_ids = _normalise_layers(layers, n_all)
-    model_fp = model_fingerprint(encoder)
+    model_fp = model_fingerprint(encoder) + _dtype_tag(encoder)
     data_fp = dataset_fingerprint(dataset, split)
 
     # Key by content: every entry holds all layers (a layer subset is a view), a sample as
@@ -574,7 +553,7 @@ def _sample(n: int, max_sentences: int | None) -> np.ndarray:
 
 
 def _clean(words: list[str]) -> list[str]:
-    return [w if _CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
+    return [w if CONTROL_RE.sub("", str(w)).strip() else _PLACEHOLDER_WORD for w in words]
 
 
 def _build(
@@ -667,24 +646,26 @@ def encode_into(
     store: np.ndarray,
     static: np.ndarray,
     progress: ProgressFn | None = None,
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
     (n_words, dim), float16, words in sentence order (a memory map or an array)."""
     if int(batch_size) < 1:
         raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
+    from probing.encoders.batching import plan_batches
+
     words = [_clean(s.words) for s in sentences]
     lengths = np.array([len(w) for w in words], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    # Longest first: almost no padding (the biggest CPU speed-up); the stable order among
-    # equal lengths keeps runs reproducible.
-    order = np.argsort(-lengths, kind="stable")
+    # Sorted by model pieces and filled to a padded-token budget: almost no padding (the
+    # biggest CPU speed-up); longest first, ties in data-set order (reproducible).
+    count = getattr(encoder, "piece_counts", None)
+    counts = count(words) if callable(count) else lengths + 2
     total, done = len(sentences), 0
     if progress is not None:
         progress(0, total)  # so that a progress bar appears before the first batch
     reset = getattr(encoder, "reset_state", None)
-    for start in range(0, total, batch_size):
-        idx = order[start : start + batch_size]
+    for idx in plan_batches(counts, batch_size):
         if callable(reset):
             reset()  # stateful encoders (ELMo): vectors must not depend on batch order
         encs = encoder.encode(
@@ -714,7 +695,7 @@ def features_of_sentences(
     *,
     dataset: str = "sentences",
     split: str = "",
-    batch_size: int = 32,
+    batch_size: int = 64,
 ) -> Features:
     """In-memory :class:`Features` of sentences that are not a registered data set (a
     user's upload): encoded every time, never cached. ``label`` selects ``labels``."""
@@ -763,6 +744,12 @@ def _label_fields(sentences: Sequence) -> dict[str, np.ndarray]:
         )
         for name in names
     }
+
+
+def _dtype_tag(encoder) -> str:  # noqa: ANN001
+    # Part of the cache key: bf16 vectors differ from fp32 ones (float32 keys unchanged).
+    dtype = getattr(encoder, "dtype", "float32")
+    return "" if dtype == "float32" else f"|dtype={dtype}"
 
 
 def _to_float16(x: np.ndarray) -> np.ndarray:

@@ -1,19 +1,21 @@
-"""Downloading files: progress, size and checksum checks, atomic writes.
+"""Files: the one file hash, the one atomic writer, and downloads with checks.
 
-Used by the data-set downloader and by the ELMo registry entries. A file is first written to
-a temporary name beside its destination and renamed into place only after every check
-passed, so a crash or a truncated transfer never leaves a file that looks complete.
+A file is first written to a temporary name beside its destination and renamed into place
+only after it is complete (and, for downloads, every check passed), so a crash or a
+truncated transfer never leaves a file that looks complete.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from probing.errors import DownloadError
 
@@ -28,6 +30,39 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def atomic_write(
+    path: str | os.PathLike[str], write: Callable[[Path], object], *, suffix: str = ".tmp"
+) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path``.
+
+    Readers see the old file or the whole new one, never a half-written one. The file gets
+    mode 0644 (these files are committed or shared between sessions). ``suffix`` keeps a
+    writer that insists on an extension (``np.savez``: ``.npz``) from renaming the file.
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int = 2) -> Path:
+    """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
+    return atomic_write_text(path, json.dumps(data, indent=indent) + "\n")
 
 
 def download_file(

@@ -176,3 +176,27 @@ def test_masked_sample_is_deterministic():
     assert all(np.array_equal(x, y) for x, y in zip(a.ids, b.ids, strict=True))
     for ids, pos in zip(a.ids, a.positions, strict=True):
         assert (ids[pos] == tokenizer.mask_token_id).all()
+
+
+def test_training_smoke_run_checkpoints_resumes_and_exports(tmp_path, monkeypatch):
+    """Two steps of the real trainer on a tiny text: eval, export, checkpoint, then resume."""
+    import probing.training.corpus as corpus
+    from probing.training import mlm_head
+
+    text = ["the bank of the river was muddy .", "she put her money in the bank ."] * 8
+    monkeypatch.setattr(corpus, "training_sentences", lambda d=None: (s.split() for s in text))
+    monkeypatch.setattr(corpus, "heldout_sentences", lambda d=None: (s.split() for s in text[:4]))
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    argv = ["--checkpoint-dir", str(ckpt), "--export-dir", str(out), "--max-steps", "2",
+            "--batch-size", "2", "--seq-len", "32", "--eval-masks", "8", "--log-every", "1"]  # fmt: skip
+    assert mlm_head.main(argv) == 0
+    log = json.loads((out / LOG_NAME).read_text())
+    assert log["step"] == 2 and log["tokens_seen"] > 0
+    assert [e["tokens_seen"] for e in log["evals"]] == [0, log["tokens_seen"]]
+    assert log["exported"]["step"] == 2 and (out / DELTA_FILE).is_file()
+    assert "2 steps" in (out / "README.md").read_text()
+    assert (ckpt / "checkpoint.pt").is_file()
+    assert mlm_head.main(argv) == 0  # resumes from the checkpoint: two more steps
+    again = json.loads((out / LOG_NAME).read_text())
+    assert again["step"] == 4 and again["tokens_seen"] > log["tokens_seen"]
+    assert len(again["evals"]) == 3

@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from probing import config
+from probing.encoders.base import Encoder
 from probing.errors import ContextLensError
 from probing.models.registry import available_models, entry
 from probing.redact import redact_paths
@@ -95,7 +96,7 @@ def get_encoder(name: str):
     return None
 
 
-def provenance_card(encoder) -> None:
+def provenance_card(encoder: Encoder) -> None:
     """What the model is, where it came from, and how to get the real thing."""
     info = encoder.info
     with st.container(border=True):

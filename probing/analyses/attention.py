@@ -28,8 +28,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from probing.encoders.base import Encoder, normalize_sentences
-from probing.encoders.bert import model_words
+from probing.encoders.base import Encoder, PairEncoder, normalize_sentences
 from probing.encoding import Encoding
 from probing.errors import InputTooLongError, NoAttentionError
 
@@ -124,10 +123,8 @@ def attention_from_encoding(encoding: Encoding) -> AttentionMap:
 
 
 def supports_pairs(encoder: Encoder) -> bool:
-    """True for encoders whose tokenizer can build a segment-A/B input with attention."""
-    return bool(
-        encoder.info.has_attention and hasattr(encoder, "tokenizer") and hasattr(encoder, "model")
-    )
+    """True for encoders that take a segment-A/B input and have attention (PairEncoder)."""
+    return isinstance(encoder, PairEncoder) and encoder.info.has_attention
 
 
 def encode_attention(encoder: Encoder, text: str, text_b: str | None = None) -> AttentionMap:
@@ -149,9 +146,8 @@ def encode_attention(encoder: Encoder, text: str, text_b: str | None = None) -> 
 def encode_pair_attention(encoder: Encoder, text_a: str, text_b: str) -> AttentionMap:
     """Attention over a sentence pair: ``[CLS] A [SEP] B [SEP]`` (or the model's own form).
 
-    `TransformersEncoder.encode` takes single sentences only, so this calls its tokenizer and
-    model directly, the same way it does: pre-split words, ``is_split_into_words=True``, eager
-    attention. B's word ids are offset by ``len(A's words)`` so that they index ``words``.
+    :meth:`Encoder.encode` takes single sentences only; pairs go through the encoder's
+    :class:`~probing.encoders.base.PairEncoder` capability.
 
     Returns:
         A piece-level AttentionMap with ``segments`` (0 for A, 1 for B, None for specials)
@@ -161,45 +157,21 @@ def encode_pair_attention(encoder: Encoder, text_a: str, text_b: str) -> Attenti
         NoAttentionError: the encoder cannot take pairs (ELMo).
         InputTooLongError: the pair is longer than the model's limit.
     """
-    import torch
-
-    if not supports_pairs(encoder):
-        raise NoAttentionError(f"{encoder.name} takes no sentence pairs (it has no attention).")
+    if not (isinstance(encoder, PairEncoder) and encoder.info.has_attention):
+        raise NoAttentionError(
+            f"{encoder.info.name} takes no sentence pairs (it has no attention)."
+        )
     words_a, words_b = normalize_sentences([text_a, text_b])
-    tokenizer = encoder.tokenizer  # type: ignore[attr-defined]
-    model = encoder.model  # type: ignore[attr-defined]
-    enc = tokenizer(
-        model_words(tokenizer, words_a),
-        model_words(tokenizer, words_b),
-        is_split_into_words=True,
-        return_tensors="pt",
-    )
-    n = int(enc["input_ids"].shape[1])
-    limit = int(encoder.info.max_pieces or getattr(encoder, "max_pieces", 512))
-    if n > limit:
-        raise InputTooLongError(n, limit)
-    keys = ("input_ids", "attention_mask", "token_type_ids")
-    inputs = {k: enc[k].to(encoder.device) for k in keys if k in enc}  # type: ignore[attr-defined]
-    with torch.inference_mode():
-        out = model(**inputs, output_attentions=True)
-    if not out.attentions:
-        raise NoAttentionError(f"{encoder.name} returned no attention weights.")
-    weights = torch.stack(out.attentions, dim=1)[0].float().cpu().numpy()  # (L, H, n, n)
-    sequence_ids = enc.sequence_ids(0)
-    word_ids = [
-        None if w is None else (w if s == 0 else w + len(words_a))
-        for w, s in zip(enc.word_ids(0), sequence_ids, strict=True)
-    ]
-    token_type_ids = enc["token_type_ids"][0].tolist() if "token_type_ids" in enc else None
+    pair = encoder.encode_pair(words_a, words_b)
     return AttentionMap(
-        tokens=tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist()),
-        weights=np.ascontiguousarray(weights, dtype=np.float32),
-        word_ids=word_ids,
-        words=words_a + words_b,
-        segments=list(sequence_ids),
+        tokens=pair.pieces,
+        weights=pair.attentions,
+        word_ids=pair.word_ids,
+        words=pair.words,
+        segments=pair.segments,
         level="piece",
-        token_type_ids=token_type_ids,
-        model=encoder.name,
+        token_type_ids=pair.token_type_ids,
+        model=encoder.info.name,
     )
 
 

@@ -9,7 +9,6 @@ ELMo): ``layers`` (L+1, n_words, dim) and ``static`` (n_words, dim).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -17,8 +16,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from probing.cache import LRUCache
 from probing.encoders.base import Encoder, normalize_sentences, split_words
-from probing.encoding import Encoding
+from probing.encoding import Encoding, Pooling
 from probing.errors import EmptyInputError, TargetNotFoundError
 
 # -- cosine -------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def compare_occurrences(
     sentences: str | Sequence[str],
     target: str,
     picks: Sequence[int] | None = None,
-    pooling: str = "first",
+    pooling: Pooling = "first",
 ) -> OccurrenceComparison:
     """Encode ``sentences`` and compare the occurrences of ``target`` in every layer.
 
@@ -321,7 +321,7 @@ def _is_wordlike(word: str) -> bool:
 def build_vocabulary(
     encoder: Encoder,
     sentences: Sequence[Sequence[str]],
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress=None,
 ) -> NeighbourVocabulary:
     """Encode ``sentences`` and keep every word-like occurrence as a neighbour candidate."""
@@ -344,12 +344,11 @@ def build_vocabulary(
     )
 
 
-_vocab_cache: dict[tuple[str, str, str, int], NeighbourVocabulary] = {}
-_vocab_lock = threading.Lock()
+_vocab_cache: LRUCache[NeighbourVocabulary] = LRUCache(8)
 
 
 def ud_vocabulary(
-    encoder: Encoder, max_occurrences: int = 3000, pooling: str = "first", progress=None
+    encoder: Encoder, max_occurrences: int = 3000, pooling: Pooling = "first", progress=None
 ) -> NeighbourVocabulary:
     """Neighbour candidates: the first ~``max_occurrences`` word occurrences of UD-EWT train,
     encoded once per model and process (the cache is keyed by model name and source).
@@ -360,14 +359,12 @@ def ud_vocabulary(
     from probing.datasets.ud import read_ud
 
     key = (encoder.info.name, encoder.info.source, pooling, max_occurrences)
-    with _vocab_lock:
-        if key in _vocab_cache:
-            return _vocab_cache[key]
-    sample = corpus_word_sample((s.words for s in read_ud("train")), max_occurrences)
-    vocab = build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
-    with _vocab_lock:
-        _vocab_cache[key] = vocab
-    return vocab
+
+    def make() -> NeighbourVocabulary:
+        sample = corpus_word_sample((s.words for s in read_ud("train")), max_occurrences)
+        return build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
+
+    return _vocab_cache.get_or_make(key, make)
 
 
 def nearest_neighbours(

@@ -39,6 +39,7 @@ import pandas as pd
 
 from probing.analyses.contextual import layer_names_of
 from probing.encoders.base import Encoder, ProgressFn
+from probing.encoding import STATIC, Pooling
 
 METRICS: dict[str, str] = {
     "self_similarity": "Self-similarity",
@@ -144,7 +145,7 @@ def is_wordlike(word: str) -> bool:
 def encode_corpus(
     encoder: Encoder,
     sentences: Sequence[Sequence[str]],
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> CorpusVectors:
     """Encode word-list sentences and keep the word-like occurrences."""
@@ -232,7 +233,7 @@ def contextuality_table(
             "the" does not cost more than all other types together; None for all.
 
     Returns:
-        One row per space: ``layer`` is -1 for the static vectors and 0..L for the layers;
+        One row per space: ``layer`` is ``STATIC`` (-1) for the static vectors and 0..L for the layers;
         columns model, layer, layer_name, depth (layer / L; NaN for static),
         self_similarity, self_similarity_baseline, self_similarity_adjusted, intra_sentence,
         intra_sentence_baseline, intra_sentence_adjusted, mev, mev_baseline, mev_adjusted,
@@ -254,7 +255,7 @@ def contextuality_table(
     sentences = [np.flatnonzero(sid == s) for s in np.unique(sid)]
     sentences = [s for s in sentences if len(s) >= 2]
     n_layers = corpus.layers.shape[0] - 1
-    spaces = [(-1, "static", corpus.static)] + [
+    spaces = [(STATIC, "static", corpus.static)] + [
         (k, corpus.layer_names[k], corpus.layers[k]) for k in range(n_layers + 1)
     ]
     rows = []
@@ -292,7 +293,7 @@ def corpus_contextuality(
     n_sentences: int = 500,
     seed: int = 0,
     min_count: int = 5,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> pd.DataFrame:
     """Sample a corpus, encode it and compute :func:`contextuality_table` (one call)."""

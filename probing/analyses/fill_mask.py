@@ -18,20 +18,19 @@ other masks being unknown too.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from probing.encoders.base import CONTROL_RE, Encoder, MaskedLM, MaskedPieces
+
+# Re-exported: the BERT family's head adapter, for callers that used it from here.
+from probing.encoders.bert_mlm import mlm_head_logits  # noqa: F401
 from probing.errors import (
     EmptyInputError,
-    InputTooLongError,
     InvalidArgumentError,
     NoMaskError,
     NoMLMHeadError,
@@ -53,8 +52,6 @@ _MASK_WITH_SPACE_RE = re.compile(r"\s*(?:" + MASK_RE.pattern + ")", re.IGNORECAS
 _WORD_OR_MASK_RE = re.compile(
     "(" + MASK_RE.pattern + r")|\w+(?:['’\-]\w+)*|[^\w\s]", re.IGNORECASE | re.UNICODE
 )
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_FORWARD_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class Candidate(NamedTuple):
@@ -103,7 +100,9 @@ class MaskedInput:
         input_ids: their vocabulary ids (n_pieces,).
         mask_positions: piece index of each mask, in reading order (n_masks,).
         word_indices: word index of each mask, or None (see MaskPrediction) (n_masks,).
-        encoding: the tokenizer's output as tensors (``input_ids``, ``attention_mask``, …), each (1, n_pieces).
+        encoding: the model's forward inputs (``input_ids``, ``attention_mask``, …), each
+            (1, n_pieces).
+        tokenized: the encoder's own tokenisation, for its ``mask_logits`` methods.
     """
 
     text: str
@@ -112,6 +111,7 @@ class MaskedInput:
     mask_positions: list[int]
     word_indices: list[int | None]
     encoding: dict[str, torch.Tensor] = field(repr=False)
+    tokenized: MaskedPieces = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def check_text(text: str, max_masks: int = DEFAULT_MAX_MASKS) -> int:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, not {type(text).__name__}")
-    text = _CONTROL_RE.sub(" ", text)
+    text = CONTROL_RE.sub(" ", text)
     if not text.strip():
         raise EmptyInputError(
             "The text is empty. Type a sentence with [MASK] where a word is missing, "
@@ -210,191 +210,40 @@ def _mask_word_indices(text: str) -> list[int | None]:
     return out
 
 
-def _mlm_of(encoder: Any) -> torch.nn.Module:
-    """The encoder's ``…ForMaskedLM`` model, or NoMLMHeadError saying what to pick instead."""
-    mlm = getattr(encoder, "mlm", None)
-    if mlm is None or getattr(encoder, "tokenizer", None) is None:
-        name = getattr(getattr(encoder, "info", None), "name", type(encoder).__name__)
+def _masked_lm(encoder: Encoder) -> MaskedLM:
+    """``encoder`` as a MaskedLM, or NoMLMHeadError saying what to pick instead."""
+    if not isinstance(encoder, MaskedLM):
         raise NoMLMHeadError(
-            f"{name} has no masked-language-model head, so it cannot fill masks. "
+            f"{encoder.info.name} has no masked-language-model head, so it cannot fill masks. "
             "Pick a model with one (e.g. minilm-l6-mlm, bert-base-uncased)."
         )
-    return mlm
+    return encoder
 
 
-def prepare(encoder: Any, text: str, max_masks: int = DEFAULT_MAX_MASKS) -> MaskedInput:
+def prepare(encoder: Encoder, text: str, max_masks: int = DEFAULT_MAX_MASKS) -> MaskedInput:
     """Tokenise ``text`` for ``encoder``'s MLM, with every user mask as the model's mask token.
 
     Raises:
         NoMLMHeadError: the encoder has no MLM head (or its tokenizer has no mask token).
         EmptyInputError, NoMaskError, TooManyMasksError: see :func:`check_text`.
-        InputTooLongError: more pieces than the model takes (``encoder.max_pieces``).
+        InputTooLongError: more pieces than the model takes.
     """
-    _mlm_of(encoder)
-    n_masks = check_text(text, max_masks)
-    tokenizer = encoder.tokenizer
-    mask_token = tokenizer.mask_token
-    if not mask_token or tokenizer.mask_token_id is None:
-        raise NoMLMHeadError(f"The tokenizer of {encoder.info.name} has no mask token.")
-    clean = _CONTROL_RE.sub(" ", text)
-    word_indices = _mask_word_indices(clean)
-    no_prefix = _no_prefix_backend(tokenizer)
-    if no_prefix is None:  # WordPiece & co: the tokenizer takes the text as it is
-        fed = _MASK_WITH_SPACE_RE.sub(lambda _: mask_token, clean).strip()
-        # No truncation: an over-long text is an error the user should see, not a silent cut.
-        enc = tokenizer(fed, return_tensors="pt", truncation=False)
-        ids = enc["input_ids"][0].tolist()
-        encoding = {k: enc[k] for k in _FORWARD_KEYS if k in enc}
-    else:
-        # The leading space the tokenizer would add, given once to the whole text; a mask
-        # at the very start then swallows it like any other.
-        fed = _MASK_WITH_SPACE_RE.sub(lambda _: mask_token, " " + clean.strip())
-        out = no_prefix.encode(fed)
-        ids = list(out.ids)
-        encoding = {
-            "input_ids": torch.tensor([ids]),
-            "attention_mask": torch.tensor([list(out.attention_mask)]),
-        }
-        if "token_type_ids" in tokenizer.model_input_names:
-            encoding["token_type_ids"] = torch.tensor([list(out.type_ids)])
-    limit = getattr(encoder, "max_pieces", None)
-    if limit is not None and len(ids) > limit:
-        raise InputTooLongError(len(ids), limit)
-    positions = [i for i, t in enumerate(ids) if t == tokenizer.mask_token_id]
-    if len(positions) != n_masks:  # would mean the tokenizer split or merged a mask token
-        raise NoMLMHeadError(
-            f"{encoder.info.name}'s tokenizer turned {n_masks} masks into {len(positions)}; "
-            "fill-mask cannot line them up."
-        )
+    mlm = _masked_lm(encoder)
+    check_text(text, max_masks)
+    clean = CONTROL_RE.sub(" ", text)
+    # The text between masks, each mask taking the whitespace before it; the leading space
+    # is given once to the whole text so that a mask at the very start swallows it too.
+    parts = _MASK_WITH_SPACE_RE.split(" " + clean.strip())
+    pieces = mlm.tokenize_masked(parts)
     return MaskedInput(
-        text=fed,
-        pieces=tokenizer.convert_ids_to_tokens(ids),
-        input_ids=ids,
-        mask_positions=positions,
-        word_indices=word_indices,
-        encoding=encoding,
+        text=pieces.text,
+        pieces=pieces.pieces,
+        input_ids=pieces.input_ids,
+        mask_positions=pieces.mask_positions,
+        word_indices=_mask_word_indices(clean),
+        encoding=dict(pieces.inputs),
+        tokenized=pieces,
     )
-
-
-_no_prefix_cache: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-_NOT_NEEDED = object()
-_no_prefix_lock = threading.Lock()
-
-
-def _no_prefix_backend(tokenizer: Any) -> Any | None:
-    """A copy of ``tokenizer``'s backend that adds no prefix space, or None if it never does.
-
-    Byte-level BPE loaded with ``add_prefix_space=True`` (as the registry loads RoBERTa, so
-    that the first word is "Ġword" like all others) and SentencePiece with
-    ``prepend_scheme="always"`` add that space to every stretch of text between special
-    tokens, so "the <mask>." would read "." as " ." (a different piece). The copy adds none;
-    :func:`prepare` adds the one leading space itself. The shared tokenizer is not touched
-    (pages share one encoder across sessions). Copies are made once per tokenizer.
-    """
-    with _no_prefix_lock:
-        cached = _no_prefix_cache.get(tokenizer)
-        if cached is None:
-            cached = _make_no_prefix_backend(tokenizer) or _NOT_NEEDED
-            _no_prefix_cache[tokenizer] = cached
-    return None if cached is _NOT_NEEDED else cached
-
-
-def _make_no_prefix_backend(tokenizer: Any) -> Any | None:
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None:
-        return None
-    spec = json.loads(backend.to_str())
-    changed = False
-
-    def fix(node: Any) -> None:
-        nonlocal changed
-        if isinstance(node, list):
-            for item in node:
-                fix(item)
-        elif isinstance(node, dict):
-            if node.get("type") == "ByteLevel" and node.get("add_prefix_space"):
-                node["add_prefix_space"] = False
-                changed = True
-            if node.get("type") == "Metaspace" and node.get("prepend_scheme") == "always":
-                node["prepend_scheme"] = "never"
-                changed = True
-            for value in node.values():
-                fix(value)
-
-    fix(spec.get("pre_tokenizer"))
-    if not changed:
-        return None
-    from tokenizers import Tokenizer
-
-    copy = Tokenizer.from_str(json.dumps(spec))
-    copy.no_truncation()
-    copy.no_padding()
-    return copy
-
-
-# -- the MLM head ----------------------------------------------------------------------
-
-
-def mlm_head_logits(mlm_model: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
-    """Apply a ``…ForMaskedLM`` model's head alone to hidden states.
-
-    Args:
-        mlm_model: BertForMaskedLM (``cls``), RobertaForMaskedLM and its relatives
-            (``lm_head``), DistilBertForMaskedLM (``vocab_transform`` → activation →
-            ``vocab_layer_norm`` → ``vocab_projector``), ElectraForMaskedLM
-            (``generator_predictions`` → ``generator_lm_head``) or AlbertForMaskedLM
-            (``predictions``).
-        hidden: (..., dim) hidden states of the model's base encoder.
-
-    Returns:
-        (..., vocab_size) logits, what the model's forward would give for the same states.
-
-    Raises:
-        NoMLMHeadError: an architecture whose head this adapter does not know.
-    """
-    m = mlm_model
-    if hasattr(m, "vocab_projector"):  # DistilBERT: the head is spread over four attributes
-        x = m.vocab_layer_norm(m.activation(m.vocab_transform(hidden)))
-        return m.vocab_projector(x)
-    if hasattr(m, "generator_lm_head"):  # ELECTRA generator
-        return m.generator_lm_head(m.generator_predictions(hidden))
-    for name in ("cls", "lm_head", "predictions"):  # BERT; RoBERTa family; ALBERT
-        head = getattr(m, name, None)
-        if isinstance(head, torch.nn.Module):
-            return head(hidden)
-    raise NoMLMHeadError(
-        f"Layer-wise predictions do not know where the MLM head of {type(m).__name__} is."
-    )
-
-
-def _forward_inputs(encoder: Any, masked: MaskedInput) -> dict[str, torch.Tensor]:
-    return {k: v.to(encoder.device) for k, v in masked.encoding.items()}
-
-
-def _token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
-    """Readable labels for vocabulary ids, with WordPiece's convention for all families.
-
-    WordPiece pieces stay as they are ("cat", "##ing"). Byte-level BPE and SentencePiece mark
-    a word *start* instead ("Ġcat", "▁cat"): those become "cat", and pieces without the
-    marker (which continue a word) get "##" so that every model's chart reads the same way.
-    Ids the tokenizer has no piece for (a model vocabulary padded past the tokenizer's) are
-    shown as "<id N>".
-    """
-    pieces = tokenizer.convert_ids_to_tokens(list(ids))
-    special = set(tokenizer.all_special_tokens)
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    wordpiece = backend is not None and type(backend.model).__name__ == "WordPiece"
-    labels = []
-    for i, piece in zip(ids, pieces, strict=True):
-        if piece is None:  # embedding rows past the tokenizer's vocabulary (padded vocabularies)
-            labels.append(f"<id {i}>")
-        elif wordpiece or piece in special:
-            labels.append(piece)
-        elif piece.startswith(("Ġ", "▁")):
-            labels.append(tokenizer.convert_tokens_to_string([piece]).strip() or piece)
-        else:
-            labels.append("##" + tokenizer.convert_tokens_to_string([piece]))
-    return labels
 
 
 # -- predictions -----------------------------------------------------------------------
@@ -402,12 +251,12 @@ def _token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
 
 @torch.inference_mode()
 def fill_mask(
-    encoder: Any, text: str, top_k: int = 10, max_masks: int = DEFAULT_MAX_MASKS
+    encoder: Encoder, text: str, top_k: int = 10, max_masks: int = DEFAULT_MAX_MASKS
 ) -> list[MaskPrediction]:
     """Top-k guesses at every mask in ``text``, all masks masked in one forward pass.
 
     Args:
-        encoder: a TransformersEncoder whose ``mlm`` is a ``…ForMaskedLM`` model.
+        encoder: a :class:`~probing.encoders.base.MaskedLM` (others raise NoMLMHeadError).
         text: raw text with one to ``max_masks`` ``[MASK]`` (any case, or ``<mask>``).
         top_k: candidates per mask (1 … vocabulary size).
         max_masks: the most masks allowed.
@@ -418,10 +267,9 @@ def fill_mask(
     Raises:
         NoMLMHeadError, EmptyInputError, NoMaskError, TooManyMasksError, InputTooLongError.
     """
-    mlm = _mlm_of(encoder)
-    masked = prepare(encoder, text, max_masks)
-    logits = mlm(**_forward_inputs(encoder, masked)).logits[0]  # (n_pieces, vocab)
-    return _predictions(encoder, masked, logits[masked.mask_positions], top_k)
+    mlm = _masked_lm(encoder)
+    masked = prepare(mlm, text, max_masks)
+    return _predictions(mlm, masked, mlm.mask_logits(masked.tokenized), top_k)
 
 
 def _check_top_k(top_k: int, vocab: int) -> int:
@@ -431,7 +279,7 @@ def _check_top_k(top_k: int, vocab: int) -> int:
 
 
 def _predictions(
-    encoder: Any, masked: MaskedInput, mask_logits: torch.Tensor, top_k: int
+    encoder: MaskedLM, masked: MaskedInput, mask_logits: torch.Tensor, top_k: int
 ) -> list[MaskPrediction]:
     """Top-k per mask from (n_masks, vocab) logits."""
     top_k = _check_top_k(top_k, mask_logits.shape[-1])
@@ -440,7 +288,7 @@ def _predictions(
     out = []
     for m, (pos, word) in enumerate(zip(masked.mask_positions, masked.word_indices, strict=True)):
         ids = top_i[m].tolist()
-        labels = _token_labels(encoder.tokenizer, ids)
+        labels = encoder.token_labels(ids)
         out.append(
             MaskPrediction(
                 mask_index=m,
@@ -457,7 +305,7 @@ def _predictions(
 
 @torch.inference_mode()
 def fill_mask_by_layer(
-    encoder: Any, text: str, top_k: int = 5, max_masks: int = DEFAULT_MAX_MASKS
+    encoder: Encoder, text: str, top_k: int = 5, max_masks: int = DEFAULT_MAX_MASKS
 ) -> LayerPredictions:
     """The MLM head applied to every layer's hidden state at each mask ("logit lens").
 
@@ -475,24 +323,10 @@ def fill_mask_by_layer(
     Raises:
         as :func:`fill_mask`; NoMLMHeadError also when the head cannot be applied per layer.
     """
-    mlm = _mlm_of(encoder)
-    masked = prepare(encoder, text, max_masks)
-    out = mlm(**_forward_inputs(encoder, masked), output_hidden_states=True)
+    mlm = _masked_lm(encoder)
+    masked = prepare(mlm, text, max_masks)
     pos = masked.mask_positions
-    hidden = torch.stack([h[0, pos] for h in out.hidden_states])  # (L+1, n_masks, dim)
-    final = out.logits[0, pos].float()  # (n_masks, vocab)
-    try:
-        logits = mlm_head_logits(mlm, hidden).float()  # (L+1, n_masks, vocab)
-    except (TypeError, RuntimeError, AttributeError) as exc:
-        raise NoMLMHeadError(
-            f"The MLM head of {type(mlm).__name__} cannot be applied layer by layer: {exc}"
-        ) from exc
-    if not torch.allclose(logits[-1], final, rtol=1e-3, atol=1e-3):
-        raise NoMLMHeadError(
-            f"Layer-wise predictions are not available for {type(mlm).__name__}: its head "
-            "applied to the last hidden state does not reproduce the model's own output."
-        )
-    logits[-1] = final
+    logits = mlm.mask_logits_by_layer(masked.tokenized)  # (L+1, n_masks, vocab)
     probs = torch.softmax(logits, dim=-1)  # (L+1, n_masks, vocab)
     top_p, top_i = probs.topk(_check_top_k(top_k, probs.shape[-1]), dim=-1)  # (L+1, n_masks, k)
     final_ids = top_i[-1, :, 0]  # (n_masks,)
@@ -501,10 +335,7 @@ def fill_mask_by_layer(
     final_rank = (probs > final_p[..., None]).sum(-1) + 1  # (L+1, n_masks)
     masks = []
     for m, (p, word) in enumerate(zip(pos, masked.word_indices, strict=True)):
-        tokens = [
-            _token_labels(encoder.tokenizer, top_i[layer, m].tolist())
-            for layer in range(probs.shape[0])
-        ]
+        tokens = [mlm.token_labels(top_i[layer, m].tolist()) for layer in range(probs.shape[0])]
         masks.append(
             MaskLayers(
                 mask_index=m,
@@ -517,8 +348,8 @@ def fill_mask_by_layer(
                 final_probability=final_p[:, m].cpu().numpy().astype(np.float32),
             )
         )
-    n_rows = len(out.hidden_states)
-    names = tuple(getattr(encoder.info, "layer_names", ()) or ())
+    n_rows = logits.shape[0]
+    names = tuple(encoder.info.layer_names)
     if len(names) != n_rows:
         names = ("embeddings",) + tuple(f"layer {i}" for i in range(1, n_rows))
     return LayerPredictions(

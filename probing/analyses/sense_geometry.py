@@ -17,8 +17,8 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +27,9 @@ import numpy as np
 import pandas as pd
 
 from probing.analyses.contextual import cosine_matrix, layer_names_of, unit_rows
+from probing.cache import LRUCache
 from probing.encoders.base import Encoder, ProgressFn
+from probing.encoding import STATIC, Pooling
 from probing.errors import EmptyInputError, TooFewSensesError
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
@@ -268,34 +270,15 @@ class LemmaVectors:
     static: np.ndarray
 
     def space(self, layer: int) -> np.ndarray:
-        """(n, dim) vectors of ``layer`` (-1 = static)."""
-        return self.static if layer < 0 else self.layers[layer]
+        """(n, dim) vectors of ``layer`` (``STATIC`` = the static vectors)."""
+        return self.static if layer == STATIC else self.layers[layer]
 
     def space_name(self, layer: int) -> str:
-        return "static" if layer < 0 else self.layer_names[layer]
+        return "static" if layer == STATIC else self.layer_names[layer]
 
 
-class _LRU:
-    """A small thread-safe in-process cache (least recently used entries dropped)."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.data, self.lock = size, OrderedDict(), threading.Lock()
-
-    def get_or_make(self, key: Hashable, make: Callable[[], object]):  # noqa: ANN201
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = make()  # outside the lock: two sessions may compute once each, never block
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-        return value
-
-
-_vectors_cache = _LRU(16)
-_projection_cache = _LRU(64)
+_vectors_cache: LRUCache[LemmaVectors] = LRUCache(16)
+_projection_cache: LRUCache[Projection] = LRUCache(64)
 
 
 def _model_key(encoder: Encoder) -> tuple[str, str]:
@@ -305,7 +288,7 @@ def _model_key(encoder: Encoder) -> tuple[str, str]:
 def encode_lemma(
     encoder: Encoder,
     occ: LemmaOccurrences,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     progress: ProgressFn | None = None,
 ) -> LemmaVectors:
     """Encode the occurrences' sentences (cached per model and occurrence set)."""
@@ -331,7 +314,7 @@ def encode_lemma(
 
 
 def encode_user_occurrences(
-    encoder: Encoder, lines: Sequence[str], forms: set[str], pooling: str = "first"
+    encoder: Encoder, lines: Sequence[str], forms: set[str], pooling: Pooling = "first"
 ) -> tuple[list[str], LemmaVectors | None]:
     """The user's own occurrences of any of ``forms`` (case-insensitive whole words).
 
@@ -409,7 +392,7 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     """How well the senses separate in the static space and in every layer.
 
     Returns:
-        One row per space (``layer`` -1 = static, then 0..L): model, layer, layer_name,
+        One row per space (``layer`` ``STATIC`` = -1, then 0..L): model, layer, layer_name,
         depth (layer / L; NaN for static), knn_accuracy, silhouette, chance (1-NN accuracy
         with a random neighbour), majority (share of the commonest sense), n, n_senses.
     """
@@ -417,7 +400,7 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     chance = chance_accuracy(senses)
     majority = Counter(senses).most_common(1)[0][1] / len(senses)
     rows = []
-    for layer in range(-1, n_layers + 1):
+    for layer in [STATIC, *range(n_layers + 1)]:
         x = vectors.space(layer)
         rows.append({
             "model": vectors.model,
@@ -609,9 +592,9 @@ def lemma_projection(
     layer: int,
     method: str = "pca",
     seed: int = 0,
-    pooling: str = "first",
+    pooling: Pooling = "first",
 ) -> Projection:
-    """The 2-D map of ``occ`` in ``layer`` (-1 = static); cached per model, lemma, layer,
+    """The 2-D map of ``occ`` in ``layer`` (``STATIC`` = static); cached per model, lemma, layer,
     method and seed."""
 
     def make() -> Projection:

@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-DATASETS = ("ud-ewt", "semcor", "brown")
+from probing.datasets.registry import corpus_names
+from probing.encoding import POOLINGS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,14 +26,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         help="model name or folder (repeat to compare; default minilm-l6)",
     )
-    p.add_argument("--dataset", default="ud-ewt", choices=DATASETS)
+    p.add_argument("--dataset", default="ud-ewt", choices=corpus_names())
     p.add_argument("--split", default="train", choices=["train", "dev", "test"])
     p.add_argument("--n-sentences", type=int, default=500, help="sentences sampled (seeded)")
     p.add_argument(
         "--min-count", type=int, default=5, help="occurrences a word type needs (default 5)"
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
 
 

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from probing.config import set_data_dir
 from probing.errors import ContextLensError
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
@@ -86,8 +87,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if getattr(args, "data_dir", None):
-        from probing.config import set_data_dir
-
         set_data_dir(args.data_dir)
     mod = importlib.import_module(args._module)
     runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or mod.run

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from probing.encoding import POOLINGS
+
 
 def add_models_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -30,7 +32,7 @@ def run_models(args: argparse.Namespace) -> int:
 def add_encode_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="the sentence")
     p.add_argument("--model", default="minilm-l6")
-    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--pooling", default="first", choices=POOLINGS)
 
 
 def run_encode(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from probing.encoding import POOLINGS
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
 from probing.probes.store import output_stem
@@ -68,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="grid of inverse regularisation strengths C tried on dev (default 0.01,0.1,1)",
     )
-    p.add_argument("--pooling", default="first", choices=["first", "mean", "last"])
+    p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument(
         "--sentence-pooling",
         help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
@@ -149,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for bar in bars.values():
         bar.close()
-    results.meta["command"] = "python -m probing probe " + " ".join(
+    results.meta.command = "python -m probing probe " + " ".join(
         shlex.quote(a) for a in _reconstruct(args)
     )
     stem = output_stem(args.model, results.dataset, results.task)

@@ -15,6 +15,7 @@ from probing.datasets.download import DownloadResult, download_dataset
 from probing.datasets.registry import (
     DATASETS,
     DatasetInfo,
+    corpus_names,
     dataset_path,
     get_dataset,
     list_datasets,
@@ -37,15 +38,9 @@ def read_sentences(
 ) -> Iterator[Sentence]:
     """Sentences of data set ``name`` (``ud-ewt``, ``semcor``, ``brown``), one split or all."""
     info = get_dataset(name)
-    if not info.splits:
-        raise ValueError(f"{name!r} is a lexicon, not a corpus of sentences.")
-    _verify(name, split, info.splits, data_dir)
-    if name == "ud-ewt":
-        splits = [split] if isinstance(split, str) else list(split or info.splits)
-        return (s for part in splits for s in read_ud(part, data_dir))
-    if name == "semcor":
-        return read_semcor(split, data_dir)
-    return read_brown(split, data_dir)
+    if info.is_corpus:
+        _verify(name, split, info.splits, data_dir)
+    return info.read(split, data_dir)
 
 
 def _verify(name: str, split, all_splits, data_dir) -> None:  # noqa: ANN001
@@ -75,6 +70,7 @@ __all__ = [
     "brown_file_for_semcor",
     "brown_genres",
     "brown_split",
+    "corpus_names",
     "dataset_path",
     "download_dataset",
     "first_sense_key",

@@ -133,3 +133,11 @@ def brown_words(
                 tokens = line.split()
                 if tokens:
                     yield [_split_token(t)[0] for t in tokens]
+
+
+def brown_split_files(split: str) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its files, ``cats.txt`` (the
+    genres) and this reader."""
+    folder = dataset_path("brown")
+    files = [folder / f for f in brown_files() if brown_split(f) == split]
+    return files + [folder / "cats.txt", Path(__file__)]

@@ -141,7 +141,8 @@ class DownloadResult:
 def build_manifest(data_dir: str | Path) -> dict[str, dict[str, tuple[str, int]]]:
     """``{name: {relative path: (sha256, size)}}`` of the data sets found in ``data_dir``.
 
-    Used to (re)generate :mod:`probing.datasets.manifest` from a reference copy.
+    Used to (re)generate the manifest (:func:`probing.datasets.manifest.write_manifest`)
+    from a reference copy.
     """
     result: dict[str, dict[str, tuple[str, int]]] = {}
     for name in MANIFEST:

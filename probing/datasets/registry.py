@@ -1,13 +1,22 @@
-"""What data sets ContextLens knows, where they live and where to get them."""
+"""What data sets ContextLens knows, where they live, where to get them and how to read them.
+
+Each entry names its reader and its ``files(split)`` as ``"module:function"``: the reader
+modules import this one (for :func:`dataset_path`), so they are looked up when first used.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from probing import config
 from probing.errors import DatasetNotFoundError
+
+if TYPE_CHECKING:
+    from probing.datasets.types import Sentence
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,10 @@ class DatasetInfo:
         splits: the splits its reader offers (empty for WordNet, a lexicon).
         label_sets: label-set names the reader yields per word.
         required: files (relative to ``folder``) that must exist for the reader to work.
+        reader: ``"module:function"`` of the sentence reader, called as
+            ``(split or splits or None, data_dir)``; empty for a lexicon (WordNet).
+        split_files: ``"module:function"`` giving, for a split, the files whose bytes
+            determine its sentences (the feature cache's fingerprint).
     """
 
     name: str
@@ -33,6 +46,35 @@ class DatasetInfo:
     splits: tuple[str, ...] = ()
     label_sets: tuple[str, ...] = ()
     required: tuple[str, ...] = field(default=(), repr=False)
+    reader: str = field(default="", repr=False)
+    split_files: str = field(default="", repr=False)
+
+    @property
+    def is_corpus(self) -> bool:
+        """True for data sets of sentences (with a reader); False for a lexicon."""
+        return bool(self.reader)
+
+    def read(
+        self, split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+    ) -> Iterator[Sentence]:
+        """Sentences of one split, several, or all (``None``), in data-set order."""
+        if not self.reader:
+            raise ValueError(f"{self.name!r} is a lexicon, not a corpus of sentences.")
+        return _function(self.reader)(split, data_dir)
+
+    def files(self, split: str) -> list[Path]:
+        """The files whose bytes determine ``split``'s sentences, the reader's source included."""
+        if not self.split_files:
+            raise KeyError(
+                f"No word-level reader for data set {self.name!r}; choose "
+                f"{', '.join(corpus_names())}."
+            )
+        return _function(self.split_files)(split)
+
+
+def _function(ref: str) -> Callable[..., Any]:
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -59,6 +101,8 @@ DATASETS: dict[str, DatasetInfo] = {
                 "en_ewt-ud-dev.conllu",
                 "en_ewt-ud-test.conllu",
             ),
+            reader="probing.datasets.ud:read_ud_splits",
+            split_files="probing.datasets.ud:ud_split_files",
         ),
         DatasetInfo(
             name="semcor",
@@ -69,6 +113,8 @@ DATASETS: dict[str, DatasetInfo] = {
             splits=("train", "dev", "test"),
             label_sets=("pos", "sense", "supersense", "lemma", "mwe"),
             required=("brown1/tagfiles", "brown2/tagfiles"),
+            reader="probing.datasets.semcor:read_semcor",
+            split_files="probing.datasets.semcor:semcor_split_files",
         ),
         DatasetInfo(
             name="brown",
@@ -81,6 +127,8 @@ DATASETS: dict[str, DatasetInfo] = {
             splits=("train", "dev", "test"),
             label_sets=("pos", "pos_raw"),
             required=("cats.txt", "ca01"),
+            reader="probing.datasets.brown:read_brown",
+            split_files="probing.datasets.brown:brown_split_files",
         ),
         DatasetInfo(
             name="wordnet",
@@ -97,6 +145,11 @@ DATASETS: dict[str, DatasetInfo] = {
 def list_datasets() -> list[DatasetInfo]:
     """All known data sets, in registry order."""
     return list(DATASETS.values())
+
+
+def corpus_names() -> list[str]:
+    """Names of the data sets with sentences (not lexicons), in registry order."""
+    return [d.name for d in DATASETS.values() if d.is_corpus]
 
 
 def get_dataset(name: str) -> DatasetInfo:

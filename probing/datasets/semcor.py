@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from probing.datasets import splits
 from probing.datasets.registry import dataset_path
 from probing.datasets.splits import semcor_split
 from probing.datasets.types import Sentence
@@ -161,3 +162,10 @@ def read_semcor(
     for doc_id, path in semcor_documents(data_dir, parts):
         if wanted is None or semcor_split(doc_id) in wanted:
             yield from _read_doc(doc_id, path)
+
+
+def semcor_split_files(split: str) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its documents, this reader and
+    the split rule."""
+    docs = [p for doc, p in semcor_documents() if semcor_split(doc) == split]
+    return docs + [Path(__file__), Path(splits.__file__)]

@@ -7,7 +7,7 @@ are exactly those that carry UPOS/XPOS tags. Only the official splits are used.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import conllu
@@ -25,8 +25,36 @@ UPOS_TAGS = (
 
 # Only the columns we use are parsed: the rest (deps, misc) cost time for nothing. Fields are
 # positional, so feats is read too, kept as its raw string.
-_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel")
-_PARSERS = {"feats": lambda line, i: line[i]}
+CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel")
+CONLLU_PARSERS = {"feats": lambda line, i: line[i]}
+
+
+def conllu_sentence(
+    tokens: conllu.TokenList, doc_id: str, default_id: str, split: str = "train"
+) -> Sentence:
+    """One parsed CoNLL-U sentence as a :class:`Sentence` (the EWT reader's and uploads').
+
+    Words are the syntactic words (integer ids): "3-4" range lines and "8.1" empty nodes
+    are skipped. Labels ``upos``, ``xpos``, ``lemma``, ``head``, ``deprel``; ``sent_id`` from the file, else
+    ``default_id``; ``meta["text"]`` the raw text, else the words joined by spaces.
+    """
+    meta = tokens.metadata
+    words = [t for t in tokens if isinstance(t["id"], int)]
+    return Sentence(
+        words=[t["form"] for t in words],
+        labels={
+            "upos": [t["upos"] for t in words],
+            "xpos": [t["xpos"] for t in words],
+            "lemma": [t["lemma"] for t in words],
+            # the head's 1-based index ("0": root; "" when the file has none) and relation
+            "head": ["" if t["head"] is None else str(t["head"]) for t in words],
+            "deprel": ["" if t["deprel"] in (None, "_") else t["deprel"] for t in words],
+        },
+        doc_id=doc_id,
+        sent_id=meta.get("sent_id", default_id),
+        split=split,
+        meta={"text": meta.get("text", " ".join(t["form"] for t in words))},
+    )
 
 
 def ud_file(split: str, data_dir: str | Path | None = None) -> Path:
@@ -50,23 +78,21 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
     doc_id = split
     with open(path, encoding="utf-8") as f:
         for n, tokens in enumerate(
-            conllu.parse_incr(f, fields=_FIELDS, field_parsers=_PARSERS), start=1
+            conllu.parse_incr(f, fields=CONLLU_FIELDS, field_parsers=CONLLU_PARSERS), start=1
         ):
             meta = tokens.metadata
             doc_id = meta.get("newdoc id", doc_id)
-            # int ids are syntactic words; tuples are "3-4" ranges and "8.1" empty nodes.
-            words = [t for t in tokens if isinstance(t["id"], int)]
-            yield Sentence(
-                words=[t["form"] for t in words],
-                labels={
-                    "upos": [t["upos"] for t in words],
-                    "xpos": [t["xpos"] for t in words],
-                    "lemma": [t["lemma"] for t in words],
-                    "head": [str(t["head"]) for t in words],
-                    "deprel": [t["deprel"] for t in words],
-                },
-                doc_id=doc_id,
-                sent_id=meta.get("sent_id", f"{split}-{n}"),
-                split=split,
-                meta={"text": meta.get("text", " ".join(t["form"] for t in words))},
-            )
+            yield conllu_sentence(tokens, doc_id, f"{split}-{n}", split=split)
+
+
+def read_ud_splits(
+    split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+) -> Iterator[Sentence]:
+    """Sentences of one EWT split, of several, or (``None``) of all three in order."""
+    splits = [split] if isinstance(split, str) else list(split or UD_SPLITS)
+    return (s for part in splits for s in read_ud(part, data_dir))
+
+
+def ud_split_files(split: str) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its CoNLL-U file and this reader."""
+    return [ud_file(split), Path(__file__)]

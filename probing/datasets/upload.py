@@ -32,6 +32,8 @@ import conllu
 import numpy as np
 
 from probing.datasets.types import Sentence
+from probing.datasets.ud import CONLLU_FIELDS, CONLLU_PARSERS, conllu_sentence
+from probing.encoders.base import Encoder
 from probing.errors import DataFormatError, InvalidArgumentError
 from probing.features import features_of_sentences
 from probing.probes.guards import check_probe_size
@@ -49,8 +51,6 @@ MAX_TRAIN_WORDS = 20_000
 MAX_TEST_WORDS = 10_000
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel")
-_PARSERS = {"feats": lambda line, i: line[i]}
 # Task -> the label field it reads from an upload (structural tasks read the heads).
 UPLOAD_TASKS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel", "dep-distance": "head",
                 "dep-depth": "head"}  # fmt: skip
@@ -197,29 +197,14 @@ def read_conllu_upload(data: bytes, max_bytes: int, name: str = "upload") -> lis
         raise _error(1, "the file is empty.")
     text = check_conllu(_decode(data))
     try:
-        parsed = conllu.parse(text, fields=_FIELDS, field_parsers=_PARSERS)
+        parsed = conllu.parse(text, fields=CONLLU_FIELDS, field_parsers=CONLLU_PARSERS)
     except Exception as exc:  # our checks should catch everything first; never a traceback
         raise _error(None, f"The file could not be read as CoNLL-U: {exc}") from None
     sentences = []
     for n, tokens in enumerate(parsed, start=1):
-        words = [t for t in tokens if isinstance(t["id"], int)]
-        if not words:
-            continue
-        sentences.append(
-            Sentence(
-                words=[t["form"] for t in words],
-                labels={
-                    "upos": [t["upos"] for t in words],
-                    "xpos": [t["xpos"] for t in words],
-                    "lemma": [t["lemma"] for t in words],
-                    "head": ["" if t["head"] is None else str(t["head"]) for t in words],
-                    "deprel": ["" if t["deprel"] in (None, "_") else t["deprel"] for t in words],
-                },
-                doc_id=name,
-                sent_id=tokens.metadata.get("sent_id", f"{name}-{n}"),
-                meta={"text": tokens.metadata.get("text", " ".join(t["form"] for t in words))},
-            )
-        )
+        sentence = conllu_sentence(tokens, name, f"{name}-{n}")
+        if sentence.words:
+            sentences.append(sentence)
     return sentences
 
 
@@ -254,7 +239,7 @@ def _take_words(sentences: list[Sentence], max_words: int) -> list[Sentence]:
 
 
 def probe_upload(
-    encoder,  # noqa: ANN001 - probing.encoders.base.Encoder
+    encoder: Encoder,
     sentences: Sequence[Sentence],
     layers: Sequence[int] | None = None,
     max_train_sentences: int | None = None,
@@ -323,16 +308,14 @@ def probe_upload(
         feats, task, model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
         max_train_words=None, n_boot=n_boot,
     )  # fmt: skip
-    results.meta = {
-        "encoder": encoder.info.name,
-        "layer_names": list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)],
-        "label_field": label,
-        "pooling": "first",
-        "split_rule": f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}",
-        "n_sentences": len(sentences),
-        **results.meta,
-    }
-    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    meta = results.meta
+    meta.encoder = encoder.info.name
+    meta.layer_names = list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)]
+    meta.label_field = label
+    meta.pooling = "first"
+    meta.split_rule = f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}"
+    meta.n_sentences = len(sentences)
+    meta.timing_s["extract"] = round(t_extract, 2)
     return results
 
 

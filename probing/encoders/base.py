@@ -1,13 +1,27 @@
-"""The encoder protocol shared by the BERT family and ELMo."""
+"""The encoder interface shared by the BERT family and ELMo, and the optional capabilities.
+
+:class:`Encoder` is what every analysis takes. Capabilities only some encoders have are
+protocols checked with ``isinstance``: :class:`MaskedLM` (a masked-language-model head, for
+fill-mask) and :class:`PairEncoder` (a segment-A/B input with attention).
+"""
 
 from __future__ import annotations
 
 import abc
+import copy
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from probing.encoding import Encoding, ModelInfo
-from probing.errors import EmptyInputError, InvalidArgumentError, NoMLMHeadError
+import numpy as np
+
+from probing.encoders import batching
+from probing.encoding import Encoding, ModelInfo, Pooling
+from probing.errors import EmptyInputError
+
+if TYPE_CHECKING:
+    import torch
 
 Sentences = str | Sequence[str] | Sequence[Sequence[str]]
 ProgressFn = Callable[[int, int], None]  # (done, total)
@@ -15,12 +29,13 @@ ProgressFn = Callable[[int, int], None]  # (done, total)
 # Words are runs of letters/digits (with inner apostrophes/hyphens kept together) or single
 # punctuation marks; close to what UD and PTB tokenisers give for plain English text.
 _WORD_RE = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]", re.UNICODE)
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# ASCII control characters except tab and newline: dropped from every text users type.
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def split_words(text: str) -> list[str]:
     """Split raw text into words (punctuation separate). Control characters are dropped."""
-    return _WORD_RE.findall(_CONTROL_RE.sub(" ", text))
+    return _WORD_RE.findall(CONTROL_RE.sub(" ", text))
 
 
 def normalize_sentences(sentences: Sentences) -> list[list[str]]:
@@ -35,7 +50,7 @@ def normalize_sentences(sentences: Sentences) -> list[list[str]]:
     batch: list[list[str]] = []
     for i, item in enumerate(items):
         words = split_words(item) if isinstance(item, str) else [str(w) for w in item]
-        words = [w for w in (_CONTROL_RE.sub("", w).strip() for w in words) if w]
+        words = [w for w in (CONTROL_RE.sub("", w).strip() for w in words) if w]
         if not words:
             raise EmptyInputError(f"Sentence {i + 1} has no words in it.")
         batch.append(words)
@@ -49,22 +64,53 @@ class Encoder(abc.ABC):
     """
 
     info: ModelInfo
+    # Compute dtype of forward passes ("float32" or "bfloat16" autocast); see with_dtype.
+    dtype: str = "float32"
 
     @property
     def name(self) -> str:
         return self.info.name
 
+    def with_dtype(self, dtype: str) -> Encoder:
+        """This encoder computing in ``dtype`` (``float32``, ``bfloat16`` or ``auto``: bf16
+        on CUDA and on CPUs with AVX512-BF16/AMX). Shares the weights; ``self`` is unchanged.
+
+        Raises:
+            InvalidArgumentError: an unknown dtype.
+        """
+        device = getattr(self, "device", None)
+        resolved = batching.resolve_dtype(dtype, getattr(device, "type", "cpu"))
+        if resolved == self.dtype:
+            return self
+        other = copy.copy(self)
+        other.dtype = resolved
+        return other
+
+    def _autocast(self):  # noqa: ANN202 - context manager for one forward pass
+        device = getattr(self, "device", None)
+        return batching.autocast(self.dtype, getattr(device, "type", "cpu"))
+
+    def piece_counts(self, batch: list[list[str]]) -> list[int]:
+        """Model positions each sentence takes (special tokens included), for batching.
+        Default: one per word plus two boundary tokens."""
+        return [len(words) + 2 for words in batch]
+
     def encode(
         self,
         sentences: Sentences,
-        pooling: str = "first",
+        pooling: Pooling = "first",
         attentions: bool = False,
         *,
         windowed: bool = False,
-        batch_size: int = 16,
+        batch_size: int = batching.DEFAULT_BATCH_SIZE,
+        max_tokens: int | None = batching.DEFAULT_MAX_TOKENS,
         progress: ProgressFn | None = None,
     ) -> list[Encoding]:
         """Encode one or more sentences.
+
+        Sentences are sorted by piece count and batched up to ``max_tokens`` padded
+        positions (see :mod:`probing.encoders.batching`); results come back in input order
+        and equal one-at-a-time encoding up to float rounding.
 
         Args:
             sentences: a string (one sentence), a list of strings (raw sentences) or a list
@@ -73,37 +119,123 @@ class Encoder(abc.ABC):
             attentions: also return attention weights (encoders that have them).
             windowed: for over-long inputs, encode in overlapping windows instead of raising
                 InputTooLongError (dataset paths); attentions are not available then.
-            batch_size: sentences per forward pass.
+            batch_size: most sentences per forward pass (≥ 1).
+            max_tokens: most padded positions per forward pass (None: no limit).
             progress: called with (sentences done, total).
 
         Returns:
             One Encoding per sentence, in input order.
+
+        Raises:
+            InvalidArgumentError: batch_size < 1 or max_tokens < 1.
         """
-        if int(batch_size) < 1:  # range() would silently give no batches: []
-            raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
+        batching.check_batch_args(batch_size, max_tokens)
         batch = normalize_sentences(sentences)
-        out: list[Encoding] = []
         total = len(batch)
-        for start in range(0, total, batch_size):
-            chunk = batch[start : start + batch_size]
-            out.extend(self._encode_batch(chunk, pooling, attentions, windowed))
+        if getattr(self, "stateful", False):
+            # Carried state belongs to batch rows: keep the caller's order and grouping.
+            plan = [list(range(s, min(s + batch_size, total))) for s in range(0, total, batch_size)]
+        else:
+            plan = batching.plan_batches(self.piece_counts(batch), batch_size, max_tokens)
+        out: list[Encoding | None] = [None] * total
+        done = 0
+        for idx in plan:
+            encs = self._encode_batch([batch[i] for i in idx], pooling, attentions, windowed)
+            for i, enc in zip(idx, encs, strict=True):
+                out[int(i)] = enc
+            done += len(idx)
             if progress is not None:
-                progress(min(start + batch_size, total), total)
-        return out
+                progress(done, total)
+        return out  # type: ignore[return-value] - every slot is filled by the plan
 
     @abc.abstractmethod
     def _encode_batch(
-        self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
+        self, batch: list[list[str]], pooling: Pooling, attentions: bool, windowed: bool
     ) -> list[Encoding]:
         """Encode a batch of word lists."""
-
-    def fill_mask(self, text: str, top_k: int = 10):
-        """Top-k predictions for each [MASK] in ``text`` (encoders with an MLM head)."""
-        raise NoMLMHeadError(
-            f"{self.name} has no masked-language-model head, so it cannot fill masks. "
-            "Pick a model with one (e.g. minilm-l6-mlm, bert-base-uncased)."
-        )
 
     def tokenize(self, words: list[str]) -> tuple[list[str], list[int | None]]:
         """The model's pieces for a word list and each piece's word index."""
         raise NotImplementedError
+
+
+# -- capabilities ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskedPieces:
+    """A text with masks as a masked LM reads it.
+
+    Attributes:
+        text: the text fed to the tokenizer (every mask written as the model's mask token).
+        pieces: the model's pieces, special tokens included (n_pieces,).
+        input_ids: their vocabulary ids (n_pieces,).
+        mask_positions: piece index of each mask, in reading order (n_masks,).
+        inputs: the model's forward inputs (``input_ids``, ``attention_mask``, …), each a
+            (1, n_pieces) tensor.
+    """
+
+    text: str
+    pieces: list[str]
+    input_ids: list[int]
+    mask_positions: list[int]
+    inputs: Mapping[str, Any] = field(repr=False)
+
+
+@runtime_checkable
+class MaskedLM(Protocol):
+    """Capability: an encoder with a masked-language-model head (fill-mask)."""
+
+    info: ModelInfo
+
+    def tokenize_masked(self, parts: Sequence[str]) -> MaskedPieces:
+        """Join ``parts`` (the text between masks, n_masks + 1 strings) with the mask token.
+
+        Raises InputTooLongError when the result is longer than the model takes.
+        """
+        ...
+
+    def mask_logits(self, masked: MaskedPieces) -> torch.Tensor:
+        """The model's own logits at the masks, float32 (n_masks, vocab)."""
+        ...
+
+    def mask_logits_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
+        """The MLM head applied to every layer at the masks, float32 (n_layers + 1, n_masks,
+        vocab); the last row is the model's own logits."""
+        ...
+
+    def token_labels(self, ids: Sequence[int]) -> list[str]:
+        """Readable labels for vocabulary ids (``##`` marks a piece that continues a word)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PairEncoding:
+    """Attention over a sentence pair, at the model's piece level.
+
+    Attributes:
+        pieces: the model's pieces, special tokens included (n,).
+        word_ids: per piece, the index of its word in ``words``; None for special tokens.
+        words: segment A's words, then segment B's.
+        segments: per piece, 0 (A), 1 (B) or None (special tokens).
+        token_type_ids: per piece, the segment id fed to the model; None if it takes none.
+        attentions: float32 (layers, heads, n, n), rows = queries.
+    """
+
+    pieces: list[str]
+    word_ids: list[int | None]
+    words: list[str]
+    segments: list[int | None]
+    token_type_ids: list[int] | None
+    attentions: np.ndarray
+
+
+@runtime_checkable
+class PairEncoder(Protocol):
+    """Capability: an encoder that takes a sentence pair as one input (``[CLS] A [SEP] B``)."""
+
+    info: ModelInfo
+
+    def encode_pair(self, words_a: list[str], words_b: list[str]) -> PairEncoding:
+        """Attention over the pair; InputTooLongError when it does not fit in one pass."""
+        ...

@@ -5,19 +5,25 @@ word alignment is the tokenizer's, not a reconstruction. Hidden states are taken
 ``output_hidden_states=True``: ``layers[0]`` is the embedding layer output (word piece +
 position + segment embeddings, layer-normed) and is therefore NOT context-free; ``static`` is
 the raw input word-piece embedding, pooled the same way as the layers.
+
+Every BERT-family encoder is a :class:`~probing.encoders.base.PairEncoder`; one built from a
+``…ForMaskedLM`` model is a :class:`TransformersMaskedLM`, a
+:class:`~probing.encoders.base.MaskedLM` too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from probing.encoders.base import Encoder
-from probing.encoding import Encoding, ModelInfo, pool_pieces
-from probing.errors import InputTooLongError
+from probing.encoders import batching, bert_mlm
+from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
+from probing.encoding import Encoding, ModelInfo, Pooling, pool_pieces
+from probing.errors import InputTooLongError, NoAttentionError
 
 # Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
 _PREFIX_SPACE_TYPES = {
@@ -37,10 +43,8 @@ def needs_prefix_space(model_type: str) -> bool:
 
 
 def pick_device(device: str | None = None) -> torch.device:
-    """CUDA when available, CPU otherwise (or what the caller asked for)."""
-    if device:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """CUDA when available, CPU otherwise (``None`` or ``"auto"``), or what was asked for."""
+    return batching.resolve_device(device)
 
 
 class TransformersEncoder(Encoder):
@@ -48,11 +52,19 @@ class TransformersEncoder(Encoder):
 
     Args:
         model: the bare encoder (``BertModel``…) or a ``…ForMaskedLM`` model (its base
-            encoder is used for hidden states, its head for fill-mask).
+            encoder is used for hidden states, its head for fill-mask). Given a
+            ``…ForMaskedLM`` model, the constructor returns a :class:`TransformersMaskedLM`.
         tokenizer: the model's fast tokenizer.
         info: name and provenance; shape fields are filled from the model config.
-        device: where to run.
+        device: where to run (``"auto"``/None: CUDA when present).
+        dtype: ``float32``, ``bfloat16`` (autocast) or ``auto`` (bf16 where it is fast).
     """
+
+    def __new__(cls, model: PreTrainedModel, *args: object, **kwargs: object):
+        # The capability follows the weights: a model with an MLM head makes a MaskedLM.
+        if cls is TransformersEncoder and _has_mlm_head(model) and _base_of(model) is not None:
+            cls = TransformersMaskedLM
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -60,11 +72,13 @@ class TransformersEncoder(Encoder):
         tokenizer: PreTrainedTokenizerBase,
         info: ModelInfo,
         device: str | torch.device | None = None,
+        dtype: str = "float32",
     ) -> None:
         self.device = pick_device(str(device) if device is not None else None)
+        self.dtype = batching.resolve_dtype(dtype, self.device.type)
         self.mlm: PreTrainedModel | None = None
-        if hasattr(model, "base_model_prefix") and hasattr(model, model.base_model_prefix):
-            base = getattr(model, model.base_model_prefix)
+        base = _base_of(model)
+        if base is not None:
             if _has_mlm_head(model):
                 self.mlm = model.to(self.device).eval()
             model = base
@@ -94,20 +108,80 @@ class TransformersEncoder(Encoder):
         enc = self.tokenizer(self._model_words(words), is_split_into_words=True)
         return self.tokenizer.convert_ids_to_tokens(enc["input_ids"]), enc.word_ids()
 
-    def fill_mask(self, text: str, top_k: int = 10):
-        """Top-k guesses for each [MASK] in ``text``; see :func:`probing.analyses.fill_mask.fill_mask`."""
-        from probing.analyses.fill_mask import fill_mask
+    # -- sentence pairs (PairEncoder) ----------------------------------------------------
 
-        return fill_mask(self, text, top_k=top_k)
+    @torch.inference_mode()
+    def encode_pair(self, words_a: list[str], words_b: list[str]) -> PairEncoding:
+        """Attention over ``[CLS] A [SEP] B [SEP]`` (or the model's own pair form).
+
+        The same way as :meth:`encode`: pre-split words, ``is_split_into_words=True``, eager
+        attention. B's word ids are offset by ``len(words_a)`` so that they index ``words``.
+
+        Raises:
+            InputTooLongError: the pair is longer than the model takes.
+            NoAttentionError: the model returned no attention weights.
+        """
+        tok = self.tokenizer
+        enc = tok(
+            self._model_words(words_a),
+            self._model_words(words_b),
+            is_split_into_words=True,
+            return_tensors="pt",
+        )
+        n = int(enc["input_ids"].shape[1])
+        if n > self.max_pieces:
+            raise InputTooLongError(n, self.max_pieces)
+        inputs = {k: enc[k].to(self.device) for k in _FORWARD_KEYS if k in enc}
+        out = self.model(**inputs, output_attentions=True)
+        if not out.attentions:
+            raise NoAttentionError(f"{self.name} returned no attention weights.")
+        weights = torch.stack(out.attentions, dim=1)[0].float().cpu().numpy()  # (L, H, n, n)
+        sequence_ids = enc.sequence_ids(0)
+        return PairEncoding(
+            pieces=tok.convert_ids_to_tokens(enc["input_ids"][0].tolist()),
+            word_ids=[
+                None if w is None else (w if s == 0 else w + len(words_a))
+                for w, s in zip(enc.word_ids(0), sequence_ids, strict=True)
+            ],
+            words=list(words_a) + list(words_b),
+            segments=list(sequence_ids),
+            token_type_ids=enc["token_type_ids"][0].tolist() if "token_type_ids" in enc else None,
+            attentions=np.ascontiguousarray(weights, dtype=np.float32),
+        )
 
     # -- encoding -------------------------------------------------------------------------
 
+    def piece_counts(self, batch: list[list[str]]) -> list[int]:
+        """Pieces per sentence, special tokens included (one tokenizer call)."""
+        return self._words_and_counts(batch)[1]
+
+    def _words_and_counts(self, batch: list[list[str]]) -> tuple[list[list[str]], list[int]]:
+        """Model words (see :func:`model_words`) and piece counts, one tokenizer call."""
+        specials = self.tokenizer.num_special_tokens_to_add(pair=False)
+        enc = self.tokenizer(batch, is_split_into_words=True, add_special_tokens=False)
+        unk = self.tokenizer.unk_token or self.tokenizer.pad_token
+        words_out, counts = [], []
+        for b, words in enumerate(batch):
+            ids = enc.word_ids(b)
+            covered = {w for w in ids if w is not None}
+            if len(covered) == len(words):
+                words_out.append(list(words))
+            else:  # a word without pieces becomes the unknown token: one piece
+                words_out.append([w if i in covered else unk for i, w in enumerate(words)])
+            counts.append(len(ids) + len(words) - len(covered) + specials)
+        return words_out, counts
+
     def _encode_batch(
-        self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
+        self, batch: list[list[str]], pooling: Pooling, attentions: bool, windowed: bool
     ) -> list[Encoding]:
-        model_words = [self._model_words(w) for w in batch]
-        enc = self.tokenizer(model_words, is_split_into_words=True)
-        lengths = [len(ids) for ids in enc["input_ids"]]
+        # Common case, one tokenizer call: every word has a piece and every sentence fits.
+        enc = self.tokenizer(batch, is_split_into_words=True, padding=True, return_tensors="pt")
+        if enc["input_ids"].shape[1] <= self.max_pieces and all(
+            len({w for w in enc.word_ids(b) if w is not None}) == len(words)
+            for b, words in enumerate(batch)
+        ):
+            return self._forward(batch, batch, pooling, attentions, enc=enc)
+        model_words, lengths = self._words_and_counts(batch)
         too_long = [i for i, n in enumerate(lengths) if n > self.max_pieces]
         if too_long and not windowed:
             raise InputTooLongError(max(lengths[i] for i in too_long), self.max_pieces)
@@ -128,15 +202,18 @@ class TransformersEncoder(Encoder):
         self,
         batch: list[list[str]],
         model_words: list[list[str]],
-        pooling: str,
+        pooling: Pooling,
         attentions: bool,
+        enc=None,  # noqa: ANN001 - the padded tokenization of model_words, when made already
     ) -> list[Encoding]:
         """One padded forward pass over sentences that fit the model."""
-        enc = self.tokenizer(
-            model_words, is_split_into_words=True, padding=True, return_tensors="pt"
-        )
+        if enc is None:
+            enc = self.tokenizer(
+                model_words, is_split_into_words=True, padding=True, return_tensors="pt"
+            )
         inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
-        out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        with self._autocast():
+            out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
         hidden = torch.stack(out.hidden_states, dim=1).float().cpu().numpy()  # (B, L+1, T, D)
         static = self.model.get_input_embeddings()(inputs["input_ids"]).float().cpu().numpy()
         att = (
@@ -175,7 +252,9 @@ class TransformersEncoder(Encoder):
             )
         return results
 
-    def _encode_windowed(self, words: list[str], model_words: list[str], pooling: str) -> Encoding:
+    def _encode_windowed(
+        self, words: list[str], model_words: list[str], pooling: Pooling
+    ) -> Encoding:
         """Encode an over-long sentence in overlapping windows; every word gets a vector.
 
         Windows hold at most ``max_pieces - specials`` pieces and advance by half a window;
@@ -219,7 +298,39 @@ class TransformersEncoder(Encoder):
         )
 
 
-_FORWARD_KEYS = {"input_ids", "attention_mask", "token_type_ids"}
+_FORWARD_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class TransformersMaskedLM(TransformersEncoder):
+    """A BERT-family encoder with its masked-LM head: a :class:`MaskedLM` for fill-mask.
+
+    Hidden states come from the base encoder as for any :class:`TransformersEncoder`; the
+    ``…ForMaskedLM`` model (``mlm``) gives the logits.
+    """
+
+    mlm: PreTrainedModel
+
+    def tokenize_masked(self, parts: Sequence[str]) -> MaskedPieces:
+        """See :func:`probing.encoders.bert_mlm.tokenize_masked`."""
+        return bert_mlm.tokenize_masked(self.tokenizer, parts, self.max_pieces, self.name)
+
+    @torch.inference_mode()
+    def mask_logits(self, masked: MaskedPieces) -> torch.Tensor:
+        """The model's logits at the masks, float32 (n_masks, vocab)."""
+        logits = self.mlm(**self._inputs(masked)).logits[0]  # (n_pieces, vocab)
+        return logits[masked.mask_positions].float()
+
+    def mask_logits_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
+        """The MLM head at every layer, float32 (n_layers + 1, n_masks, vocab); see
+        :func:`probing.encoders.bert_mlm.logits_by_layer`."""
+        return bert_mlm.logits_by_layer(self.mlm, self._inputs(masked), masked.mask_positions)
+
+    def token_labels(self, ids: Sequence[int]) -> list[str]:
+        """See :func:`probing.encoders.bert_mlm.token_labels`."""
+        return bert_mlm.token_labels(self.tokenizer, ids)
+
+    def _inputs(self, masked: MaskedPieces) -> dict[str, torch.Tensor]:
+        return {k: v.to(self.device) for k, v in masked.inputs.items()}
 
 
 def model_words(tokenizer: PreTrainedTokenizerBase, words: list[str]) -> list[str]:
@@ -239,6 +350,12 @@ def model_words(tokenizer: PreTrainedTokenizerBase, words: list[str]) -> list[st
 
 def _has_mlm_head(model: PreTrainedModel) -> bool:
     return type(model).__name__.endswith("ForMaskedLM")
+
+
+def _base_of(model: PreTrainedModel) -> PreTrainedModel | None:
+    """The base encoder inside a model with a head, or None for a bare encoder."""
+    prefix = getattr(model, "base_model_prefix", None)
+    return getattr(model, prefix, None) if prefix else None
 
 
 def _max_pieces(cfg, tokenizer: PreTrainedTokenizerBase) -> int:

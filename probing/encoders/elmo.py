@@ -15,6 +15,9 @@ C = characters per token (50), P = projection dim (16 in the fixture, 128 for EL
 512 for the original ELMo). The numerics follow TensorFlow's ``LSTMCell`` exactly (gate
 order i, j, f, o; +1.0 forget bias added at run time; cell clip, projection, projection
 clip), which is what makes the parity test against the original TF outputs pass at 1e-6.
+
+One file on purpose, past the usual ~500 lines: like minGPT's ``model.py``, the whole
+architecture, its weight format and its encoder read top to bottom in one place.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from probing.encoders import batching
 from probing.encoders.base import Encoder
-from probing.encoding import Encoding, ModelInfo
+from probing.encoding import Encoding, ModelInfo, Pooling
 from probing.errors import ModelFormatError, ModelUnavailableError
+from probing.io import atomic_write, atomic_write_json
 
 # ----------------------------------------------------------------------------------------
 # Configuration (options.json)
@@ -496,11 +501,9 @@ def save_elmo(model: ElmoBiLm, folder: str | os.PathLike[str]) -> Path:
     """Write ``options.json`` + ``weights.hdf5`` into ``folder`` (each replaced atomically)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp_opts, tmp_weights = folder / ".options.json.tmp", folder / ".weights.hdf5.tmp"
-    tmp_opts.write_text(json.dumps(model.config.to_options(), indent=2) + "\n", encoding="utf-8")
-    save_hdf5(model, tmp_weights)
-    os.replace(tmp_weights, folder / "weights.hdf5")
-    os.replace(tmp_opts, folder / "options.json")
+    # Weights first: a complete options.json marks a complete folder.
+    atomic_write(folder / "weights.hdf5", lambda tmp: save_hdf5(model, tmp))
+    atomic_write_json(folder / "options.json", model.config.to_options())
     return folder
 
 
@@ -600,7 +603,7 @@ def load_bilm(
     config.validate()  # before ElmoBiLm allocates anything
     model = ElmoBiLm(config)
     load_hdf5(model, weights)
-    return model.to(device or "cpu").eval()
+    return model.to("cpu" if device is None else batching.resolve_device(device)).eval()
 
 
 # ----------------------------------------------------------------------------------------
@@ -623,8 +626,10 @@ class ElmoEncoder(Encoder):
         info: ModelInfo,
         *,
         stateful: bool = False,
+        dtype: str = "float32",
     ) -> None:
         self.model = model.eval()
+        self.dtype = batching.resolve_dtype(dtype, self.device.type)
         self.info = info
         self.stateful = stateful
         self._state: BiLmState | None = None  # rows kept across calls when stateful
@@ -648,9 +653,10 @@ class ElmoEncoder(Encoder):
         ids = batch_to_char_ids(batch, self.model.config.max_characters_per_token)
         ids = ids.to(self.device)
         if not self.stateful:
-            out = self.model(ids)
+            with self._autocast():
+                out = self.model(ids)
         else:
-            with self._lock:
+            with self._lock, self._autocast():
                 out = self.model(ids, self._take_state(len(batch), ids))
                 self._keep_state(out.state)
         stacked = out.layers().float().cpu().numpy()  # (L+1, B, T, 2P)
@@ -686,7 +692,7 @@ class ElmoEncoder(Encoder):
         ]
 
     def _encode_batch(
-        self, batch: list[list[str]], pooling: str, attentions: bool, windowed: bool
+        self, batch: list[list[str]], pooling: Pooling, attentions: bool, windowed: bool
     ) -> list[Encoding]:
         # Words are the model's tokens, so pooling and windowing change nothing; ELMo has
         # no attention, so ``attentions`` is always None.

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from probing.analyses.contextual import OccurrenceComparison
+from probing.encoding import STATIC
 
 # d3 category10: one colour per model / pair / sense, readable on white.
 COLOURS = (
@@ -39,10 +40,10 @@ def by_depth(tables: Sequence[pd.DataFrame]) -> bool:
 
 
 def _x(table: pd.DataFrame, depth: bool) -> np.ndarray:
-    """x of each row: layer index, or relative depth; static (layer -1) left of layer 0."""
+    """x of each row: layer index, or relative depth; static (``STATIC``) left of layer 0."""
     layer = table["layer"].to_numpy(dtype=float)
     if depth:
-        return np.where(layer < 0, -0.15, table["depth"].to_numpy(dtype=float))
+        return np.where(layer == STATIC, -0.15, table["depth"].to_numpy(dtype=float))
     return layer
 
 
@@ -62,7 +63,7 @@ def _layer_axis(fig: go.Figure, tables: Sequence[pd.DataFrame], depth: bool, sta
         text = [str(v) for v in vals]
         title = "layer (0 = input layer)"
         if static:
-            vals, text = [-1, *vals], ["static", *text]
+            vals, text = [STATIC, *vals], ["static", *text]
     fig.update_xaxes(tickvals=vals, ticktext=text, title_text=title, row=row, col=col)
 
 
@@ -126,10 +127,10 @@ def similarity_by_layer_figure(
 def occurrence_heatmap_figure(
     comparison: OccurrenceComparison, layer: int, height: int = 420
 ) -> go.Figure:
-    """All occurrence pairs' cosine at one layer (-1 = static) as an annotated heatmap."""
-    sim = comparison.static_similarity if layer < 0 else comparison.similarity[layer]
+    """All occurrence pairs' cosine at one layer (or ``STATIC``) as an annotated heatmap."""
+    sim = comparison.static_similarity if layer == STATIC else comparison.similarity[layer]
     labels = comparison.short_labels
-    if layer < 0:
+    if layer == STATIC:
         name = "static vectors"
     else:
         own = comparison.layer_names[layer]

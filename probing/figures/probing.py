@@ -45,7 +45,7 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
     metric = metric or results.metric
     scores = results.layer_scores(metric)
     layers = [int(v) for v in scores["layer"]]
-    names = results.meta.get("layer_names")
+    names = results.meta.layer_names
     ticks = [names[i] if names and i < len(names) else str(i) for i in layers]
     fig = go.Figure()
     # CI band: upper edge then lower edge reversed, filled as one closed shape.

@@ -37,7 +37,7 @@ _METRIC_NAMES = {"accuracy": "accuracy", "f1": "F1", "macro_f1": "macro-F1"}
 
 def n_contextual_layers(results: ProbeResults) -> int:
     """The model's contextual layers (its input layer is 0, its top layer this number)."""
-    names = results.meta.get("layer_names") or []
+    names = results.meta.layer_names
     if names:
         return len(names) - 1
     layers = results.layer_scores()["layer"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 from probing.config import MODELS_DIR
@@ -37,8 +38,6 @@ def training_summary(folder: Path) -> str:
     """One sentence on how far an embedded model was trained and how well it does on held-out
     text, read from its ``training_log.json`` (so the UI never states stale figures); empty
     when the log is missing or unreadable."""
-    import json
-
     try:
         log = json.loads((folder / "training_log.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -20,10 +20,7 @@ registered as ``minilm-l6`` keeps loading the untouched pretrained checkpoint.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +29,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from probing.errors import ModelUnavailableError
+from probing.io import atomic_write, atomic_write_text
+from probing.io import sha256_of as file_sha256
 from probing.models.embedded import MINILM_MLM_DELTA, minilm_dir
 
 DELTA_FILE = "delta.safetensors"
@@ -55,15 +54,6 @@ __all__ = [
     "read_manifest",
     "save_delta",
 ]
-
-
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def minilm_mlm_config(base_dir: Path | None = None):
@@ -133,7 +123,7 @@ def save_delta(
             delta[name] = (value - base.float()).to(torch.float16).contiguous()
             diffs.append(name)
     delta_path = out_dir / DELTA_FILE
-    _atomic_write(
+    atomic_write(
         delta_path, lambda tmp: save_file(delta, str(tmp), metadata={"format": DELTA_FORMAT})
     )
     full: dict[str, Any] = {
@@ -149,7 +139,7 @@ def save_delta(
         "delta_bytes": delta_path.stat().st_size,
     }
     text = json.dumps(full, indent=2, sort_keys=True) + "\n"
-    _atomic_write(out_dir / MANIFEST_FILE, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write_text(out_dir / MANIFEST_FILE, text)
     return full
 
 
@@ -237,16 +227,3 @@ def load_minilm_mlm(
     if device is not None:
         model.to(device)
     return model
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` on a temp file next to ``path``, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files get committed and shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

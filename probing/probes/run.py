@@ -34,12 +34,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.encoders.base import Encoder
+from probing.encoding import Pooling
 from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask
 from probing.probes.guards import check_probe_size
 from probing.probes.linear import DEFAULT_CS, LinearProbe
+from probing.probes.meta import RunMeta
 from probing.probes.metrics import (
     ABSTAIN,
     Estimate,
@@ -81,7 +84,7 @@ class ProbeResults:
         scalar_mix: ``{"layers", "weights", "gamma", "expected_layer", "accuracy", …}`` or None.
         centre_of_gravity: Tenney et al.'s expected layer over the headline metric's
             differential scores (see :func:`probing.probes.metrics.centre_of_gravity`).
-        meta: sizes, chosen C per layer, timings, settings.
+        meta: sizes, chosen C per layer, timings, settings (:class:`RunMeta`).
     """
 
     model: str
@@ -90,7 +93,11 @@ class ProbeResults:
     table: pd.DataFrame
     scalar_mix: dict | None = None
     centre_of_gravity: float = float("nan")
-    meta: dict = field(default_factory=dict)
+    meta: RunMeta = field(default_factory=RunMeta)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
+            self.meta = RunMeta.from_dict(self.meta)
 
     @property
     def metric(self) -> str:
@@ -126,7 +133,7 @@ class ProbeResults:
             "metric": self.metric,
             "centre_of_gravity": _json_value(self.centre_of_gravity),
             "scalar_mix": _jsonable(self.scalar_mix),
-            "meta": _jsonable(self.meta),
+            "meta": _jsonable(RunMeta.from_dict(dict(self.meta)).to_dict()),
             "results": records,
         }
 
@@ -144,12 +151,12 @@ class ProbeResults:
         return cls(
             model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
             scalar_mix=d.get("scalar_mix"), centre_of_gravity=float("nan") if cog is None else cog,
-            meta=d.get("meta", {}),
+            meta=RunMeta.from_dict(d.get("meta")),
         )  # fmt: skip
 
 
 def probe_layers(
-    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name for load_encoder
+    encoder_or_name: Encoder | str,
     task: str,
     dataset: str | None = None,
     layers: Sequence[int] | None = None,
@@ -157,7 +164,7 @@ def probe_layers(
     max_train_sentences: int | None = DEFAULT_MAX_TRAIN_SENTENCES,
     seed: int = 0,
     *,
-    pooling: str = "first",
+    pooling: Pooling = "first",
     max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
     max_dev_sentences: int | None = None,
     max_test_sentences: int | None = None,
@@ -218,16 +225,14 @@ def probe_layers(
         seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
         scalar_mix=scalar_mix, control=control, keep_probes=keep_probes,
     )  # fmt: skip
-    results.meta = {
-        "encoder": encoder.info.name,
-        "layer_names": list(encoder.info.layer_names),
-        "label_field": label,
-        "pooling": pooling,
-        "max_train_sentences": max_train_sentences,
-        "n_words_encoded": int(sum(f.n_words_total for f in feats.values())),
-        **results.meta,
-    }
-    results.meta["timing_s"]["extract"] = round(t_extract, 2)
+    meta = results.meta
+    meta.encoder = encoder.info.name
+    meta.layer_names = list(encoder.info.layer_names)
+    meta.label_field = label
+    meta.pooling = pooling
+    meta.max_train_sentences = max_train_sentences
+    meta.n_words_encoded = int(sum(f.n_words_total for f in feats.values()))
+    meta.timing_s["extract"] = round(t_extract, 2)
     return results
 
 
@@ -287,19 +292,17 @@ def probe_features(
     )
     cog = centre_of_gravity(per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float))
     test, train = feats["test"], feats["train"]
-    meta = {
-        "layers": list(test.layer_ids),
-        "seed": seed,
-        "n_boot": n_boot,
-        "bootstrap_unit": "sentence",
-        "max_train_words": max_train_words if spec.kind != "wsd" else None,
-        "n_train_sentences": len(train.sent_ids),
-        "n_test_sentences": len(test.sent_ids),
-        "n_dev_sentences": len(feats["dev"].sent_ids) if "dev" in feats else 0,
-        "eval_split": "test",
-        "timing_s": {"fit": round(t_fit, 2)},
-        **runner.meta,
-    }
+    meta = runner.meta
+    meta.layers = list(test.layer_ids)
+    meta.seed = seed
+    meta.n_boot = n_boot
+    meta.bootstrap_unit = "sentence"
+    meta.max_train_words = max_train_words if spec.kind != "wsd" else None
+    meta.n_train_sentences = len(train.sent_ids)
+    meta.n_test_sentences = len(test.sent_ids)
+    meta.n_dev_sentences = len(feats["dev"].sent_ids) if "dev" in feats else 0
+    meta.eval_split = "test"
+    meta.timing_s = {"fit": round(t_fit, 2)}
     return ProbeResults(
         model=model, task=spec.name, dataset=dataset, table=table,
         scalar_mix=runner.mix, centre_of_gravity=cog, meta=meta,
@@ -344,7 +347,7 @@ class _Run:
         self.seed, self.n_boot, self.progress = seed, n_boot, progress
         self.rows: list[dict] = []
         self.mix: dict | None = None
-        self.meta: dict = {}
+        self.meta = RunMeta()
         self.keep_probes: dict | None = None
 
     def add(

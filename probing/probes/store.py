@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from probing import config
+from probing.io import atomic_write
 from probing.probes.run import ProbeResults
 
 
@@ -48,7 +47,4 @@ class RunConfig:
 def save_results(results: ProbeResults, path: Path) -> None:
     """Write atomically: another session may be reading the same file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    os.close(fd)
-    results.to_json(tmp)
-    os.replace(tmp, path)
+    atomic_write(path, results.to_json, suffix=".json")

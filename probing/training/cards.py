@@ -1,9 +1,19 @@
-"""The reproducing command a model card shows: the training command without the flags that
-only say where files go on the machine that trained it."""
+"""Model cards of the embedded models, rendered from the templates in ``card_templates/``.
+
+A card states what its training log says (data, schedule, held-out scores, the reproducing
+command without the flags that only say where files went); :func:`render_card` fills a
+template's ``${name}`` fields, the ``*_card_values`` functions compute them.
+"""
 
 from __future__ import annotations
 
+import re
 import shlex
+from pathlib import Path
+from string import Template
+from typing import Any
+
+TEMPLATES_DIR = Path(__file__).with_name("card_templates")
 
 # Where checkpoints and exports were written changes nothing in the model.
 _LOCAL_FLAGS = ("--checkpoint-dir", "--export-dir")
@@ -24,3 +34,169 @@ def reproducing_command(command: str) -> str:
             continue
         out.append(word)
     return shlex.join(out)
+
+
+def render_card(template: str, values: dict[str, Any]) -> str:
+    """``card_templates/<template>.md`` with every ``${name}`` replaced (all must be given)."""
+    text = (TEMPLATES_DIR / f"{template}.md").read_text(encoding="utf-8")
+    return Template(text).substitute({k: str(v) for k, v in values.items()})
+
+
+def _fmt_duration(seconds: float) -> str:
+    h, m = divmod(int(seconds) // 60, 60)
+    return f"{h} h {m:02d} min"
+
+
+def _stopped_early(log: dict[str, Any]) -> str:
+    seen, planned = log.get("tokens_seen", 0), log.get("max_tokens", 0)
+    if not planned or seen >= planned:
+        return ""
+    return f" (stopped at {seen:,}, {100 * seen / planned:.0f} % of the way)"
+
+
+def _stop_note(log: dict[str, Any]) -> str:
+    if not _stopped_early(log) or not log.get("steps"):
+        return ""
+    return (
+        f"These weights are from step {log['steps']:,}, where the run was stopped (SIGTERM "
+        f"exports): add `--max-steps {log['steps']}` to stop a fresh run at the same point. "
+    )
+
+
+def elmo_card_values(
+    log: dict[str, Any], options: dict[str, Any], size_mb: float, card_folder: str
+) -> dict[str, Any]:
+    """Fields of the ELMo-mini card from its training log and ``ElmoConfig`` attributes
+    (``options``: name -> value, as ``vars(config)`` plus ``n_filters`` and ``output_dim``)."""
+    hist = log.get("heldout", [])
+    last = hist[-1] if hist else None
+    ppl = (
+        f"forward **{last['ppl_forward']:.1f}**, backward **{last['ppl_backward']:.1f}** "
+        f"({last['predictions']:,} predictions on the first {log.get('eval_words', 0):,} words "
+        "of UD-EWT dev; words outside the LM vocabulary count as `<UNK>`)"
+        if last
+        else "not measured yet"
+    )
+    o = options
+    return {
+        "corpus_mwords": f"{log.get('corpus_words', 0) / 1e6:.1f}",
+        "size_mb": f"{size_mb:.1f}",
+        **{
+            k: o[k]
+            for k in (
+                "max_characters_per_token",
+                "char_embed_dim",
+                "n_filters",
+                "activation",
+                "n_highway",
+                "projection_dim",
+                "n_layers",
+                "lstm_dim",
+                "cell_clip",
+                "proj_clip",
+                "use_skip_connections",
+                "output_dim",
+            )
+        },  # fmt: skip
+        "filters": [list(f) for f in o["filters"]],
+        "vocab_size": f"{log.get('vocab_size', 0):,}",
+        "sources": ", ".join(log.get("sources", [])),
+        "corpus_sentences": f"{log.get('corpus_sentences', 0):,}",
+        "corpus_words": f"{log.get('corpus_words', 0):,}",
+        "tokens_seen": f"{log.get('tokens_seen', 0):,}",
+        "passes": f"{log.get('tokens_seen', 0) / max(1, log.get('corpus_words', 1)):.1f}",
+        "wall_time": _fmt_duration(log.get("wall_time_s", 0)),
+        "threads": log.get("threads", 1),
+        "lr": log.get("lr"),
+        "max_tokens": f"{log.get('max_tokens', 0):,}",
+        "stopped_early": _stopped_early(log),
+        "clip": log.get("clip"),
+        "dropout": log.get("dropout"),
+        "ppl": ppl,
+        "rows": "\n".join(
+            f"| {h['tokens_seen']:,} | {_fmt_duration(h['wall_time_s'])} | "
+            f"{h['ppl_forward']:.1f} | {h['ppl_backward']:.1f} |"
+            for h in hist
+        ),
+        "command": reproducing_command(log.get("command", "")),
+        "stop_note": _stop_note(log),
+        "card_folder": card_folder,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
+
+
+def _mlm_schedule(log: dict[str, Any], command: str) -> tuple[str, str]:
+    """(where the lr decay ends, the command lines that replay the run) from the log.
+
+    When the decay end was moved on a resume, the card says so and gives one command per
+    schedule segment (``--max-steps`` stops each where the next one began).
+    """
+    args = log.get("args") or {}
+    schedule = log.get("schedule") or []
+    if len(schedule) <= 1:
+        return f"{args.get('max_tokens', 0):,} pieces", command
+    moves = "; ".join(
+        f"at {seg['from_tokens']:,} pieces (step {seg['from_step']:,}) it was moved to "
+        f"{seg['max_tokens']:,}"
+        for seg in schedule[1:]
+    )
+    steps = [seg["from_step"] for seg in schedule[1:]] + [None]
+    lines = []
+    for seg, end in zip(schedule, steps, strict=True):
+        line = re.sub(r"--max-tokens[ =]\d+", f"--max-tokens {seg['max_tokens']}", command)
+        if "--max-tokens" not in line:
+            line += f" --max-tokens {seg['max_tokens']}"
+        if end is not None:
+            line += f" --max-steps {end - seg['from_step']}"
+        lines.append(line)
+    return f"{schedule[0]['max_tokens']:,} pieces as first set; {moves}", "\n".join(lines)
+
+
+def mlm_card_values(log: dict[str, Any], default_eval_seed: int) -> dict[str, Any]:
+    """Fields of the minilm-l6-mlm card from its training log."""
+    ex = log.get("exported") or {}
+    ev = ex.get("eval") or {}
+    uni = log.get("unigram_baseline") or {}
+    corpus = log.get("corpus") or {}
+    args = log.get("args") or {}
+    command = "OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 " + reproducing_command(
+        log.get("command", "python -m probing.training.mlm_head")
+    )
+    schedule_end, reproduce = _mlm_schedule(log, command)
+    return {
+        "n_top": args.get("unfreeze_top", "?"),
+        "size_mb": f"{ex.get('delta_bytes', 0) / 1e6:.1f}",
+        "base_sha256_16": str(log.get("base_sha256", ""))[:16],
+        "corpus_sentences": f"{corpus.get('sentences', 0):,}",
+        "corpus_words": f"{corpus.get('words', 0):,}",
+        "corpus_pieces": f"{corpus.get('pieces', 0):,}",
+        "corpus_sequences": f"{corpus.get('sequences', 0):,}",
+        "seq_len": args.get("seq_len", "?"),
+        "lr_head": args.get("lr_head"),
+        "lr": args.get("lr"),
+        "weight_decay": args.get("weight_decay"),
+        "warmup_tokens": f"{args.get('warmup_tokens', 0):,}",
+        "schedule": args.get("schedule"),
+        "schedule_end": schedule_end,
+        "batch_size": args.get("batch_size"),
+        "tokens_seen": f"{ex.get('tokens_seen', 0):,}",
+        "passes": f"{ex.get('tokens_seen', 0) / max(corpus.get('packed_pieces', 1), 1):.1f}",
+        "steps": f"{ex.get('step', 0):,}",
+        "hours": f"{ex.get('wall_time_s', 0.0) / 3600:.1f}",
+        "eval_n": f"{ev.get('n', 0):,}",
+        "eval_seed": args.get("eval_seed", default_eval_seed),
+        "unigram_pieces": ", ".join(f"`{t}`" for t in log.get("unigram_top5_pieces", [])),
+        "unigram_top1": _pct(uni.get("top1")),
+        "unigram_top5": _pct(uni.get("top5")),
+        "top1": _pct(ev.get("top1")),
+        "top5": _pct(ev.get("top5")),
+        "curve": "\n".join(
+            f"| {e['tokens_seen']:,} | {_pct(e.get('top1'))} | {_pct(e.get('top5'))} |"
+            for e in log.get("evals", [])
+            if e.get("tokens_seen")
+        ),
+        "reproduce": reproduce,
+    }

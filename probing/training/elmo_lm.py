@@ -36,239 +36,47 @@ import math
 import os
 import random
 import shlex
-import signal
 import sys
 import time
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
 
 from probing.config import MODELS_DIR, cache_dir
 from probing.config import data_dir as config_data_dir
 from probing.encoders.elmo import (
-    BOS_TOKEN,
-    EOS_TOKEN,
-    ElmoBiLm,
     ElmoConfig,
-    char_ids,
     load_bilm,
     save_elmo,
 )
-from probing.training.cards import reproducing_command
+from probing.io import atomic_write, atomic_write_json, atomic_write_text
+from probing.training import corpus as training_corpus
+from probing.training.cards import elmo_card_values, render_card
+from probing.training.cards import reproducing_command as reproducing_command  # re-export
+from probing.training.elmo_bilm import (
+    MINI_CONFIG,
+    BiLanguageModel,
+    TypeTable,
+    build_corpus,
+    build_vocab,
+    epoch_batches,
+    evaluate,
+    make_batch,
+)
+from probing.training.loop import TrainingLoop
 
-UNK_TOKEN = "<UNK>"
-SPECIALS = (BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)  # vocab ids 0, 1, 2
 LOG_NAME = "training_log.json"
 CHECKPOINT_NAME = "checkpoint.pt"
 DEFAULT_EXPORT_DIR = MODELS_DIR / "elmo-mini"
-
-MINI_CONFIG = ElmoConfig(
-    char_embed_dim=16,
-    filters=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256)),
-    n_highway=2,
-    activation="relu",
-    n_characters=262,
-    max_characters_per_token=50,
-    lstm_dim=512,
-    projection_dim=128,
-    n_layers=2,
-    cell_clip=3.0,
-    proj_clip=3.0,
-    use_skip_connections=True,
-)
 
 
 def default_checkpoint_dir() -> Path:
     return cache_dir() / "train" / "elmo-mini"
 
 
-# -- data ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Corpus:
-    """Sentences as word-type ids: sentence ``i`` is ``types[offsets[i]:offsets[i + 1]]``.
-
-    ``type_chars[t]`` are the char ids of type ``t`` (types 0 and 1 are ``<S>``/``</S>``);
-    ``type_vocab[t]`` is its LM vocabulary id (``<UNK>`` = 2 for rare words).
-    """
-
-    types: np.ndarray  # (n tokens,) int32
-    offsets: np.ndarray  # (n sentences + 1,) int64
-    type_chars: np.ndarray  # (n types, 50) int16
-    type_vocab: np.ndarray  # (n types,) int64
-
-    @property
-    def n_sentences(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def n_words(self) -> int:
-        return len(self.types)
-
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-
-class TypeTable:
-    """Word strings -> type ids, growing as new words are seen."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {BOS_TOKEN: 0, EOS_TOKEN: 1}
-        self.words: list[str] = [BOS_TOKEN, EOS_TOKEN]
-
-    def id(self, word: str) -> int:
-        i = self.ids.get(word)
-        if i is None:
-            i = self.ids[word] = len(self.words)
-            self.words.append(word)
-        return i
-
-
-def _chunks(words: list[str], max_len: int) -> Iterator[list[str]]:
-    """Over-long sentences are cut into pieces of at most ``max_len`` words."""
-    for start in range(0, len(words), max_len):
-        yield words[start : start + max_len]
-
-
-def build_corpus(
-    sentences: Iterable[list[str]], table: TypeTable, max_len: int, vocab: dict[str, int]
-) -> Corpus:
-    """Index ``sentences`` with ``table`` and map types into the LM ``vocab``."""
-    types: list[int] = []
-    offsets = [0]
-    for words in sentences:
-        for piece in _chunks(words, max_len):
-            types.extend(table.id(w) for w in piece)
-            offsets.append(len(types))
-    type_chars = np.array([char_ids(w) for w in table.words], dtype=np.int16)
-    unk = vocab[UNK_TOKEN]
-    type_vocab = np.array([vocab.get(w, unk) for w in table.words], dtype=np.int64)
-    return Corpus(
-        np.array(types, dtype=np.int32), np.array(offsets, dtype=np.int64), type_chars, type_vocab
-    )
-
-
-def build_vocab(sentences: Iterable[list[str]], size: int) -> list[str]:
-    """``<S>``, ``</S>``, ``<UNK>``, then the ``size`` most frequent words (ties by string)."""
-    counts = Counter(w for words in sentences for w in words)
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return list(SPECIALS) + [w for w, _ in ranked[:size] if w not in SPECIALS]
-
-
-def epoch_batches(corpus: Corpus, batch_tokens: int, seed: int, epoch: int) -> list[np.ndarray]:
-    """Sentence-index batches for one epoch, deterministic in (seed, epoch).
-
-    Sentences are shuffled, then sorted by length within pools of ~100 batches so a batch
-    holds similar lengths (little padding), then the batches are shuffled.
-    """
-    rng = np.random.default_rng([seed, epoch])
-    order = rng.permutation(corpus.n_sentences)
-    lengths = corpus.lengths() + 2  # with <S> and </S>
-    pool_size = max(1, 100 * batch_tokens // max(1, int(lengths.mean())))
-    batches: list[np.ndarray] = []
-    for start in range(0, len(order), pool_size):
-        pool = order[start : start + pool_size]
-        pool = pool[np.argsort(lengths[pool], kind="stable")]
-        batch: list[int] = []
-        longest = 0
-        for i in pool:
-            longest = max(longest, int(lengths[i]))
-            if batch and longest * (len(batch) + 1) > batch_tokens:
-                batches.append(np.array(batch))
-                batch, longest = [], int(lengths[i])
-            batch.append(int(i))
-        if batch:
-            batches.append(np.array(batch))
-    rng.shuffle(batches)
-    return batches
-
-
-def make_batch(corpus: Corpus, sentence_ids: np.ndarray) -> tuple[Tensor, Tensor]:
-    """Char ids int64 (B, T, 50) with <S>/</S>, and vocab targets int64 (B, T) (-1 = pad)."""
-    rows = [corpus.types[corpus.offsets[i] : corpus.offsets[i + 1]] for i in sentence_ids]
-    T = max(len(r) for r in rows) + 2
-    type_ids = np.full((len(rows), T), -1, dtype=np.int64)
-    for b, r in enumerate(rows):
-        type_ids[b, : len(r) + 2] = np.concatenate([[0], r, [1]])
-    pad = type_ids < 0
-    safe = np.where(pad, 0, type_ids)
-    chars = corpus.type_chars[safe].astype(np.int64)
-    chars[pad] = 0
-    targets = np.where(pad, -1, corpus.type_vocab[safe])
-    return torch.from_numpy(chars), torch.from_numpy(targets)
-
-
-# -- model --------------------------------------------------------------------------------
-
-
-def default_cutoffs(vocab_size: int) -> list[int]:
-    """Adaptive-softmax clusters: 2k frequent words, the next 8k, the rest."""
-    return [c for c in (2000, 10000) if c < vocab_size - 1] or [max(1, vocab_size // 2)]
-
-
-class BiLanguageModel(nn.Module):
-    """ELMo biLM + one adaptive softmax over the LM vocabulary, shared by both directions."""
-
-    def __init__(
-        self, config: ElmoConfig, vocab_size: int, dropout: float = 0.1, div_value: float = 4.0
-    ) -> None:
-        super().__init__()
-        self.bilm = ElmoBiLm(config, dropout=dropout)
-        self.dropout = dropout
-        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
-            config.projection_dim, vocab_size, default_cutoffs(vocab_size), div_value=div_value
-        )
-
-    def forward(self, chars: Tensor, targets: Tensor) -> tuple[Tensor, Tensor, int]:
-        """Summed NLL of the forward and the backward LM, and the number of predictions each.
-
-        chars: (B, T, 50) with <S>/</S>; targets: (B, T) vocab ids. The forward LM predicts
-        token t+1 from its top layer at t; the backward LM token t-1 from its top layer at t.
-        """
-        out = self.bilm(chars)
-        top_f, top_b = out.forward[-1], out.backward[-1]
-        if self.training and self.dropout > 0:
-            top_f, top_b = F.dropout(top_f, self.dropout), F.dropout(top_b, self.dropout)
-        pred = out.mask[:, 1:]  # (B, T-1): positions t+1 (fwd target) / t (bwd source) exist
-        nll_f = -self.softmax(top_f[:, :-1][pred], targets[:, 1:][pred]).output.sum()
-        nll_b = -self.softmax(top_b[:, 1:][pred], targets[:, :-1][pred]).output.sum()
-        return nll_f, nll_b, int(pred.sum())
-
-
-@torch.no_grad()
-def evaluate(model: BiLanguageModel, corpus: Corpus, batch_tokens: int) -> dict[str, float]:
-    """Held-out perplexity of each direction over every prediction in ``corpus``."""
-    was_training = model.training
-    model.eval()
-    nll_f = nll_b = 0.0
-    n = 0
-    for ids in epoch_batches(corpus, batch_tokens, seed=0, epoch=0):
-        chars, targets = make_batch(corpus, ids)
-        f, b, k = model(chars, targets)
-        nll_f, nll_b, n = nll_f + float(f), nll_b + float(b), n + k
-    model.train(was_training)
-    return {
-        "ppl_forward": math.exp(nll_f / n),
-        "ppl_backward": math.exp(nll_b / n),
-        "predictions": n,
-    }
-
-
 # -- checkpoint, export, model card -------------------------------------------------------
-
-
-def _atomic_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _rng_state() -> dict[str, Any]:
@@ -303,32 +111,9 @@ def export_model(
 ) -> None:
     """Write the encoder (original format), vocab.txt, training_log.json and README.md."""
     save_elmo(model.bilm, folder)
-    tmp = folder / ".vocab.txt.tmp"
-    tmp.write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / "vocab.txt")
-    _atomic_json(folder / LOG_NAME, log)
+    atomic_write_text(folder / "vocab.txt", "\n".join(vocab) + "\n")
+    atomic_write_json(folder / LOG_NAME, log)
     write_model_card(folder)
-
-
-def _fmt_duration(seconds: float) -> str:
-    h, m = divmod(int(seconds) // 60, 60)
-    return f"{h} h {m:02d} min"
-
-
-def _stopped_early(log: dict[str, Any]) -> str:
-    seen, planned = log.get("tokens_seen", 0), log.get("max_tokens", 0)
-    if not planned or seen >= planned:
-        return ""
-    return f" (stopped at {seen:,}, {100 * seen / planned:.0f} % of the way)"
-
-
-def _stop_note(log: dict[str, Any]) -> str:
-    if not _stopped_early(log) or not log.get("steps"):
-        return ""
-    return (
-        f"These weights are from step {log['steps']:,}, where the run was stopped (SIGTERM "
-        f"exports): add `--max-steps {log['steps']}` to stop a fresh run at the same point. "
-    )
 
 
 def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Path:
@@ -336,78 +121,11 @@ def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Pat
     folder = Path(folder)
     log = json.loads((folder / LOG_NAME).read_text(encoding="utf-8"))
     cfg = ElmoConfig.from_json(folder / "options.json")
-    hist = log.get("heldout", [])
-    last = hist[-1] if hist else None
-    rows = "\n".join(
-        f"| {h['tokens_seen']:,} | {_fmt_duration(h['wall_time_s'])} | "
-        f"{h['ppl_forward']:.1f} | {h['ppl_backward']:.1f} |"
-        for h in hist
-    )
-    ppl = (
-        f"forward **{last['ppl_forward']:.1f}**, backward **{last['ppl_backward']:.1f}** "
-        f"({last['predictions']:,} predictions on the first {log.get('eval_words', 0):,} words "
-        "of UD-EWT dev; words outside the LM vocabulary count as `<UNK>`)"
-        if last
-        else "not measured yet"
-    )
+    options = {**vars(cfg), "n_filters": cfg.n_filters, "output_dim": cfg.output_dim}
     size_mb = (folder / "weights.hdf5").stat().st_size / 1e6
     card_folder = "models/elmo-mini" if folder.resolve() == DEFAULT_EXPORT_DIR.resolve() else folder
-    text = f"""# ELMo-mini
-
-A **tiny ELMo trained here**, by ContextLens, on about {log.get("corpus_words", 0) / 1e6:.1f}M
-words of freely available English text. It has ELMo's architecture but is far smaller and
-far less trained than the real thing: the published AllenNLP ELMo models, trained on the
-1B Word Benchmark (~800M tokens), are the registry entries **`elmo-small`**,
-**`elmo-medium`** and **`elmo-original`** (downloaded on first use). Use ELMo-mini to try
-things offline; draw conclusions about ELMo from the real ones.
-
-## Architecture
-
-Original ELMo/bilm-tf format (`options.json` + `weights.hdf5`, fp32, {size_mb:.1f} MB): the same
-hdf5 layout and dataset names as AllenNLP's published files, read by
-`probing.encoders.elmo.load_elmo` (and by AllenNLP's `Elmo`).
-
-- Characters: UTF-8 bytes, {cfg.max_characters_per_token} per token, embedding dim {cfg.char_embed_dim}
-- Char-CNN filters (width, count): {[list(f) for f in cfg.filters]} ({cfg.n_filters} total), {cfg.activation}, max-pool
-- {cfg.n_highway} highway layers, projection to {cfg.projection_dim}
-- {cfg.n_layers}-layer biLSTM: cell {cfg.lstm_dim}, projection {cfg.projection_dim}, cell clip {cfg.cell_clip}, projection clip {cfg.proj_clip}, skip connections: {cfg.use_skip_connections}
-- Output: 3 layers of {cfg.output_dim} dims per word (token layer [x; x], then [forward; backward] per LSTM layer)
-- Training head (not exported): one adaptive softmax over {log.get("vocab_size", 0):,} words (`vocab.txt`), shared by both directions
-
-## Data
-
-{", ".join(log.get("sources", []))}: {log.get("corpus_sentences", 0):,} sentences,
-{log.get("corpus_words", 0):,} words (`probing.training.corpus.training_sentences`: the Brown
-corpus without the files of SemCor's dev/test documents, UD-EWT train, WordNet 3.0 glosses
-and examples). UD-EWT dev is held out for perplexity; EWT test, SemCor dev/test are never
-read.
-
-## Training
-
-- Tokens seen: {log.get("tokens_seen", 0):,} ({log.get("tokens_seen", 0) / max(1, log.get("corpus_words", 1)):.1f} passes over the corpus)
-- Wall time: {_fmt_duration(log.get("wall_time_s", 0))} on {log.get("threads", 1)} CPU thread(s)
-- Each sentence is read on its own, `<S> w1 … wn </S>`, from zero LSTM state (the original
-  carried state across 20-token windows); encode with the default stateless `ElmoEncoder`
-- Optimiser: Adam, lr {log.get("lr")}, warmup then cosine decay planned over {log.get("max_tokens", 0):,} tokens{_stopped_early(log)}, gradient clip {log.get("clip")}, dropout {log.get("dropout")}
-- Held-out perplexity: {ppl}
-
-| tokens seen | wall time | ppl forward | ppl backward |
-|---|---|---|---|
-{rows}
-
-## Reproduce
-
-```
-{reproducing_command(log.get("command", ""))}
-```
-
-{_stop_note(log)}(`python -m probing train-elmo` takes the same arguments.) Regenerate this card with
-`python -m probing.training.elmo_lm --write-card {card_folder}`.
-"""
-    tmp = folder / ".README.md.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, folder / "README.md")
-    return folder / "README.md"
+    text = render_card("elmo-mini", elmo_card_values(log, options, size_mb, str(card_folder)))
+    return atomic_write_text(folder / "README.md", text)
 
 
 # -- training loop ------------------------------------------------------------------------
@@ -490,14 +208,87 @@ def _print(msg: str) -> None:
     print(time.strftime("%Y-%m-%d %H:%M:%S"), msg, flush=True)
 
 
+def _load_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The checkpoint at ``path`` (tensors and plain values only), or None."""
+    return torch.load(path, map_location="cpu", weights_only=True) if path.is_file() else None
+
+
+def _has_export(export_dir: Path) -> bool:
+    return all((export_dir / f).is_file() for f in ("weights.hdf5", LOG_NAME, "vocab.txt"))
+
+
+def _vocabulary(
+    sentences: list[list[str]], size: int, ckpt: dict[str, Any] | None, warm_from: Path | None
+) -> list[str]:
+    """A resumed or warm-started run keeps its vocabulary (the softmax rows depend on it),
+    even if the corpus module changed since; a fresh run counts its own."""
+    if ckpt is not None:
+        return list(ckpt["vocab"])
+    if warm_from is not None:
+        return (warm_from / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    return build_vocab(sentences, size)
+
+
+def _plain_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``args`` with every value a plain number, bool, None or string (checkpoint-safe)."""
+    return {
+        k: v if isinstance(v, int | float | bool | None) else str(v) for k, v in vars(args).items()
+    }
+
+
+def _lr_for(state: dict[str, Any], args: argparse.Namespace) -> float:
+    """The schedule's lr, ramped up again after a warm start (fresh softmax and Adam)."""
+    lr = _lr_at(state["tokens_seen"], args)
+    if state.get("rewarm_from") is not None:
+        since = state["tokens_seen"] - state["rewarm_from"]
+        lr *= min(1.0, max(since, 1) / args.warmup_tokens)
+    return lr
+
+
+def _heldout_words(data_dir: Path, n_words: int) -> list[list[str]]:
+    """The first held-out sentences, until ``n_words`` words are reached."""
+    heldout: list[list[str]] = []
+    n_eval = 0
+    for words in training_corpus.heldout_sentences(data_dir):
+        if n_eval >= n_words:
+            break
+        heldout.append(words)
+        n_eval += len(words)
+    return heldout
+
+
+def _resume(
+    model: BiLanguageModel, optimizer: torch.optim.Optimizer, ckpt: dict[str, Any]
+) -> dict[str, Any]:
+    """Model, optimizer and RNGs as checkpointed; returns the checkpointed state."""
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    _set_rng_state(ckpt["rng"])
+    return ckpt["state"]
+
+
+def _warm_start(model: BiLanguageModel, state: dict[str, Any], export_dir: Path) -> None:
+    """The exported encoder, a new softmax and optimizer, the old history."""
+    model.bilm.load_state_dict(load_bilm(export_dir).state_dict())
+    old = json.loads((export_dir / LOG_NAME).read_text(encoding="utf-8"))
+    for key in ("tokens_seen", "wall_time_s", "heldout"):
+        state[key] = old.get(key, state[key])
+    state["rewarm_from"] = state["tokens_seen"]  # fresh softmax + Adam: warm up again
+    _print(f"warm start from {export_dir} ({state['tokens_seen']:,} tokens seen before)")
+
+
 def run(args: argparse.Namespace, command: str = "") -> int:
-    """Train with parsed ``args``; returns a process exit code."""
+    """Train with parsed ``args`` (or only rewrite a card); returns a process exit code."""
     if args.write_card is not None:
         print(write_model_card(args.write_card))
         return 0
-    torch.set_num_threads(args.threads)
-    from probing.training.corpus import heldout_sentences, training_sentences
+    return train(args, command)
 
+
+def train(args: argparse.Namespace, command: str = "") -> int:
+    """Train (resuming or warm-starting when it can) until the budget, a step limit or a
+    signal; returns a process exit code."""
+    torch.set_num_threads(args.threads)
     data_dir = Path(getattr(args, "data_dir", None) or config_data_dir())  # CONTEXTLENS_DATA_DIR
     # Through ``python -m probing train-elmo`` no command is passed: record the real one.
     command = command or "OMP_WAIT_POLICY=PASSIVE python -m probing " + shlex.join(sys.argv[1:])
@@ -507,35 +298,14 @@ def run(args: argparse.Namespace, command: str = "") -> int:
     ckpt_path = ckpt_dir / CHECKPOINT_NAME
 
     t0 = time.time()
-    sentences = list(training_sentences(data_dir))
-    if args.max_sentences:
-        sentences = sentences[: args.max_sentences]
-    ckpt = None
-    if not args.fresh and ckpt_path.is_file():
-        ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
-    warm = (
-        ckpt is None
-        and not args.fresh
-        and all((export_dir / f).is_file() for f in ("weights.hdf5", LOG_NAME, "vocab.txt"))
-    )
-    # A resumed or warm-started run keeps its vocabulary (the softmax rows depend on it),
-    # even if the corpus module changed since.
-    if ckpt is not None:
-        vocab = list(ckpt["vocab"])
-    elif warm:
-        vocab = (export_dir / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
-    else:
-        vocab = build_vocab(sentences, args.vocab_size)
+    sentences = list(training_corpus.training_sentences(data_dir))[: args.max_sentences or None]
+    ckpt = _load_checkpoint(ckpt_path) if not args.fresh else None
+    warm = ckpt is None and not args.fresh and _has_export(export_dir)
+    vocab = _vocabulary(sentences, args.vocab_size, ckpt, export_dir if warm else None)
     vocab_ids = {w: i for i, w in enumerate(vocab)}
     table = TypeTable()
     corpus = build_corpus(sentences, table, args.max_len, vocab_ids)
-    heldout: list[list[str]] = []
-    n_eval = 0
-    for words in heldout_sentences(data_dir):
-        if n_eval >= args.eval_tokens:
-            break
-        heldout.append(words)
-        n_eval += len(words)
+    heldout = _heldout_words(data_dir, args.eval_tokens)
     eval_corpus = build_corpus(heldout, table, args.max_len, vocab_ids)
     del sentences
     _print(
@@ -558,20 +328,11 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         "heldout": [],
     }
     if ckpt is not None:
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        _set_rng_state(ckpt["rng"])
-        state = ckpt["state"]
+        state = _resume(model, optimizer, ckpt)
         ckpt = None  # free it
         _print(f"resumed from {ckpt_path} at step {state['step']}, {state['tokens_seen']:,} tokens")
     elif warm:
-        # Warm start: the exported encoder, a new softmax and optimizer, the old history.
-        model.bilm.load_state_dict(load_bilm(export_dir).state_dict())
-        old = json.loads((export_dir / LOG_NAME).read_text(encoding="utf-8"))
-        for key in ("tokens_seen", "wall_time_s", "heldout"):
-            state[key] = old.get(key, state[key])
-        state["rewarm_from"] = state["tokens_seen"]  # fresh softmax + Adam: warm up again
-        _print(f"warm start from {export_dir} ({state['tokens_seen']:,} tokens seen before)")
+        _warm_start(model, state, export_dir)
     model.train()
 
     def log_dict() -> dict[str, Any]:
@@ -597,22 +358,15 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         }
 
     def save_checkpoint() -> None:
-        tmp = ckpt_dir / f".{CHECKPOINT_NAME}.tmp"
-        torch.save(
-            {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "rng": _rng_state(),
-                "state": state,
-                "vocab": vocab,
-                "args": {
-                    k: v if isinstance(v, int | float | bool | None) else str(v)
-                    for k, v in vars(args).items()
-                },
-            },
-            tmp,
-        )
-        os.replace(tmp, ckpt_path)
+        payload = {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "rng": _rng_state(),
+            "state": state,
+            "vocab": vocab,
+            "args": _plain_args(args),
+        }
+        atomic_write(ckpt_path, lambda tmp: torch.save(payload, tmp))
 
     def eval_and_export() -> None:
         t = time.time()
@@ -629,31 +383,25 @@ def run(args: argparse.Namespace, command: str = "") -> int:
             f"({time.time() - t:.0f}s); exported to {export_dir}"
         )
 
-    stop = {"now": False}
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        stop["now"] = True  # finish the step, checkpoint, exit
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
-    run_start = last_ckpt = last_export = time.time()
-    wall_before = state["wall_time_s"]  # wall time of earlier runs (resume, warm start)
-    window_t, window_tokens, window_nll, window_n = time.time(), 0, [0.0, 0.0], 0
-    steps_this_run = 0
+    loop = TrainingLoop(
+        state,
+        max_tokens=args.max_tokens,
+        max_steps=args.max_steps,
+        log_every=args.log_every,
+        checkpoint_minutes=args.checkpoint_minutes,
+        wall_time="run",
+    )
+    window = {"t": time.time(), "tokens": 0, "nll_f": 0.0, "nll_b": 0.0, "n": 0, "lr": 0.0}
     batches = epoch_batches(corpus, args.batch_tokens, args.seed, state["epoch"])
-    while state["tokens_seen"] < args.max_tokens and not stop["now"]:
-        if args.max_steps is not None and steps_this_run >= args.max_steps:
-            break
+
+    def step() -> int:
+        nonlocal batches
         if state["batch_in_epoch"] >= len(batches):
             state["epoch"] += 1
             state["batch_in_epoch"] = 0
             batches = epoch_batches(corpus, args.batch_tokens, args.seed, state["epoch"])
         chars, targets = make_batch(corpus, batches[state["batch_in_epoch"]])
-        lr = _lr_at(state["tokens_seen"], args)
-        if state.get("rewarm_from") is not None:
-            since = state["tokens_seen"] - state["rewarm_from"]
-            lr *= min(1.0, max(since, 1) / args.warmup_tokens)
+        lr = _lr_for(state, args)
         for group in optimizer.param_groups:
             group["lr"] = lr
         nll_f, nll_b, n = model(chars, targets)
@@ -662,36 +410,40 @@ def run(args: argparse.Namespace, command: str = "") -> int:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         optimizer.step()
-
         words = int((targets >= 0).sum()) - 2 * len(targets)  # real words, boundaries excluded
-        state["step"] += 1
         state["batch_in_epoch"] += 1
-        state["tokens_seen"] += words
-        state["wall_time_s"] = wall_before + time.time() - run_start
-        steps_this_run += 1
-        window_tokens += words
-        window_nll[0] += nll_f.item()
-        window_nll[1] += nll_b.item()
-        window_n += n
-        if state["step"] % args.log_every == 0:
-            dt = time.time() - window_t
-            _print(
-                f"step {state['step']} epoch {state['epoch']} tokens {state['tokens_seen']:,} "
-                f"| {window_tokens / dt:.0f} tok/s | train ppl fwd "
-                f"{math.exp(window_nll[0] / window_n):.1f} bwd {math.exp(window_nll[1] / window_n):.1f} "
-                f"| lr {lr:.2e}"
-            )
-            window_t, window_tokens, window_nll, window_n = time.time(), 0, [0.0, 0.0], 0
-        now = time.time()
-        if now - last_export >= 60 * args.export_minutes:
-            eval_and_export()
-            last_export = now = time.time()
-        if now - last_ckpt >= 60 * args.checkpoint_minutes:
-            save_checkpoint()
-            last_ckpt = time.time()
+        window["tokens"] += words
+        window["nll_f"] += nll_f.item()
+        window["nll_b"] += nll_b.item()
+        window["n"] += n
+        window["lr"] = lr
+        return words
 
-    eval_and_export()
-    save_checkpoint()
+    def log_progress() -> None:
+        dt = time.time() - window["t"]
+        _print(
+            f"step {state['step']} epoch {state['epoch']} tokens {state['tokens_seen']:,} "
+            f"| {window['tokens'] / dt:.0f} tok/s | train ppl fwd "
+            f"{math.exp(window['nll_f'] / window['n']):.1f} "
+            f"bwd {math.exp(window['nll_b'] / window['n']):.1f} | lr {window['lr']:.2e}"
+        )
+        window.update(t=time.time(), tokens=0, nll_f=0.0, nll_b=0.0, n=0)
+
+    last_export = time.time()
+
+    def export_due() -> bool:
+        return time.time() - last_export >= 60 * args.export_minutes
+
+    def export() -> None:
+        nonlocal last_export
+        eval_and_export()
+        last_export = time.time()
+
+    loop.set_callback("log", log_progress)
+    loop.set_callback("eval", export)
+    loop.set_callback("checkpoint", save_checkpoint)
+    loop.set_callback("end", eval_and_export)
+    loop.run(step, eval_due=export_due)
     _print(
         f"stopped at step {state['step']}, {state['tokens_seen']:,} tokens; checkpoint {ckpt_path}"
     )

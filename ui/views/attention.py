@@ -45,10 +45,9 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 CORPUS = ("ud-ewt", "dev")
 
-# The model's piece limit rejects long inputs (InputTooLongError); these caps only stop a
-# pasted book from being tokenised, and keep the shared demo's corpus runs short.
-
-MAX_CORPUS_SENTENCES = 200 if config.demo_mode() else 2000
+# The model's piece limit rejects long inputs (InputTooLongError); the caps in
+# config.limits() only stop a pasted book from being tokenised, and keep the shared demo's
+# corpus runs short. They are read at render time: views are imported once per process.
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -297,7 +296,7 @@ def render() -> None:
                 st.number_input(
                     "Sentences",
                     min_value=10,
-                    max_value=MAX_CORPUS_SENTENCES,
+                    max_value=config.limits().max_attention_corpus_sentences,
                     value=100,
                     step=50,
                     key="attn_n",

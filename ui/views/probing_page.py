@@ -138,7 +138,7 @@ def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
 
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
-    units = {r.meta.get("bootstrap_unit", "word") for r in results}
+    units = {r.meta.bootstrap_unit for r in results}
     if len(units) > 1:
         return "sentences or words, by run"
     return f"{units.pop()}s"
@@ -305,30 +305,30 @@ def render() -> None:
             if (res := read_results(stored)) is not None:
                 shown[name] = res
                 current.add(name)
-                t = res.meta.get("timing_s", {})
+                t = res.meta.timing_s
                 notes.append((f"**{name}**: run in this app with these settings "
-                              f"({res.meta.get('n_train_sentences', '?')} training sentences; "
+                              f"({res.meta.n_train_sentences or '?'} training sentences; "
                               f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None))  # fmt: skip
                 continue
             pre = RESULTS_DIR / f"{output_stem(name, dataset, task.name)}.json"
             if (res := read_results(pre)) is not None:
                 shown[name] = res
                 all_layers = list(range(encoders[name].info.n_layers + 1))
-                if (res.meta.get("layers") == list(cfg.layers or all_layers)
-                        and res.meta.get("max_train_sentences") == cfg.max_train_sentences
+                if (res.meta.layers == list(cfg.layers or all_layers)
+                        and res.meta.max_train_sentences == cfg.max_train_sentences
                         and cfg.max_eval_sentences is None):  # fmt: skip
                     current.add(name)
                     note = f"**{name}**: precomputed results (`results/{pre.name}`), made with"
                 else:
-                    n_pre = res.meta.get("max_train_sentences")
-                    layers_pre = res.meta.get("layers", [])
+                    n_pre = res.meta.max_train_sentences
+                    layers_pre = res.meta.layers
                     note = (
                         f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
                         f"({'all' if n_pre is None else n_pre} training sentences, "
                         + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
                         + ", all dev/test sentences); press Run for yours. Made with"
                     )  # fmt: skip
-                notes.append((note, res.meta.get("command")))
+                notes.append((note, res.meta.command))
             else:
                 notes.append((f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
                               "with these settings; press Run (features are cached on disk, so only the "
@@ -357,7 +357,7 @@ def render() -> None:
                     max_train_sentences=cfg.max_train_sentences,
                     max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
                 )  # fmt: skip
-                res.meta["command"] = "Probing page: " + ", ".join(
+                res.meta.command = "Probing page: " + ", ".join(
                     f"{k}={v}" for k, v in asdict(cfg).items()
                 )
                 save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))

@@ -36,6 +36,8 @@ from probing.analyses.sense_geometry import (
     warm_up_umap,
 )
 from probing.analyses.static_vectors import StaticVectors, load_static_vectors
+from probing.datasets.registry import corpus_names
+from probing.encoding import STATIC
 from probing.figures.contextual import (
     by_depth,
     contextuality_figure,
@@ -59,10 +61,6 @@ She opened a bank account to save money.
 The bank approved the loan on Friday.
 They pulled the canoe up onto the muddy bank."""
 
-
-MAX_LEMMA_OCCURRENCES = 300 if config.demo_mode() else 2000
-
-MAX_CORPUS_SENTENCES = 300 if config.demo_mode() else 2000
 
 VIEWS = ("Compare occurrences", "Sense geometry", "Contextuality", "GloVe / word2vec")
 
@@ -128,7 +126,7 @@ def loaded_static() -> StaticVectors | None:
 
 def layer_label(names: list[str], k: int) -> str:
     """``static``, ``0 (embeddings)``, ``3`` (a name that only repeats the number is dropped)."""
-    if k < 0:
+    if k == STATIC:
         return "static"
     return str(k) if names[k] == f"layer {k}" else f"{k} ({names[k]})"
 
@@ -224,7 +222,7 @@ def render() -> None:
         # One model: the heatmap beside the occurrence list (a 4 × 4 map needs no full width).
         cols = st.columns([3, 2]) if len(comps) == 1 else st.columns(len(comps))
         for col, c in zip(cols, comps, strict=False):
-            k = col.select_slider("Layer", options=list(range(-1, c.n_layers + 1)), value=c.n_layers,
+            k = col.select_slider("Layer", options=[STATIC, *range(c.n_layers + 1)], value=c.n_layers,
                                   format_func=lambda k, c=c: layer_label(c.layer_names, k), key=f"sc_hm_{c.model}")  # fmt: skip
             col.plotly_chart(occurrence_heatmap_figure(c, k), key=f"sc_heatmap_{c.model}")
         with cols[-1] if len(comps) == 1 else st.expander("Occurrences"):
@@ -272,7 +270,7 @@ def render() -> None:
                          help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
                               "use per server also compiles it).").lower()  # fmt: skip
         cap = d.number_input(
-            "Max occurrences", 20, MAX_LEMMA_OCCURRENCES, 300, step=50, key="sc_cap"
+            "Max occurrences", 20, config.limits().max_lemma_occurrences, 300, step=50, key="sc_cap"
         )
         st.caption("Try " + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
                    + ". Senses seen fewer than twice are left out.")  # fmt: skip
@@ -288,7 +286,7 @@ def render() -> None:
         first = tables[0]
         layer_names = first.set_index("layer")["layer_name"].to_dict()
         layer = st.select_slider(
-            "Layer", options=list(range(-1, n_layers[models[0]] + 1)), value=n_layers[models[0]],
+            "Layer", options=[STATIC, *range(n_layers[models[0]] + 1)], value=n_layers[models[0]],
             format_func=lambda k: layer_label(layer_names, k), key="sc_sense_layer",
             help="With two models of different depth, the second shows the same relative depth.",
         )  # fmt: skip
@@ -296,7 +294,7 @@ def render() -> None:
         for col, m in zip(cols, models, strict=True):
             k = (
                 layer
-                if layer < 0 or n_layers[m] == n_layers[models[0]]
+                if layer == STATIC or n_layers[m] == n_layers[models[0]]
                 else round(layer / n_layers[models[0]] * n_layers[m])
             )
             points = None
@@ -309,7 +307,7 @@ def render() -> None:
                 points = sense_map(m, lemma, pos, int(cap), k, method, user_text)
             if points is None:
                 continue
-            name = "static" if k < 0 else f"layer {k}"
+            name = "static" if k == STATIC else f"layer {k}"
             col.plotly_chart(sense_map_figure(
                 points["coords"], points["senses"], points["glosses"], points["contexts"],
                 points["user_coords"], points["user_labels"], title=f"{m}: {lemma} ({POS_NAMES[pos]}), {name}, {method.upper()}",
@@ -357,12 +355,12 @@ def render() -> None:
             "occurrences; below, each metric minus its baseline."
         )
         a, b = st.columns([1, 1])
-        dataset = a.selectbox("Corpus", ["ud-ewt", "semcor", "brown"], key="sc_ctx_data")
+        dataset = a.selectbox("Corpus", corpus_names(), key="sc_ctx_data")
         n = int(
             b.number_input(
                 "Sentences (seeded sample of train)",
                 20,
-                MAX_CORPUS_SENTENCES,
+                config.limits().max_contextuality_sentences,
                 200,
                 step=50,
                 key="sc_ctx_n",

@@ -1,0 +1,1 @@
+"""Model-card templates (Markdown with ``${name}`` fields), shipped as package data."""
