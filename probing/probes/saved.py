@@ -51,13 +51,12 @@ def save_probes(probes: dict, path_stem: str | Path, meta: dict) -> Path:
             tensors[f"{k}.B"] = probe.B_
             info["layers"][k] = {"epochs": probe.epochs_}
         else:
-            model = probe.model_
             info["kind"] = "linear"
             info["classes"] = [str(c) for c in probe.classes_]
-            tensors[f"{k}.mean"] = probe.scaler_.mean_
-            tensors[f"{k}.scale"] = probe.scaler_.scale_
-            tensors[f"{k}.coef"] = model.coef_
-            tensors[f"{k}.intercept"] = model.intercept_
+            for name, value in zip(
+                ("mean", "scale", "coef", "intercept"), _linear(probe), strict=True
+            ):
+                tensors[f"{k}.{name}"] = value
             info["layers"][k] = {"C": probe.C_}
     save_file(
         {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
@@ -66,6 +65,15 @@ def save_probes(probes: dict, path_stem: str | Path, meta: dict) -> Path:
     json_path = Path(str(stem) + ".json")
     json_path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return json_path
+
+
+def _linear(probe) -> tuple[np.ndarray, ...]:  # noqa: ANN001 - a fitted LinearProbe
+    """(mean, scale, coef, intercept) of the torch probe, or of the older scikit-learn one."""
+    if getattr(probe, "mean_", None) is not None:
+        to_np = lambda t: np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t)  # noqa: E731
+        return to_np(probe.mean_), to_np(probe.scale_), to_np(probe.coef_), to_np(probe.intercept_)
+    m = probe.model_
+    return probe.scaler_.mean_, probe.scaler_.scale_, m.coef_, m.intercept_
 
 
 @dataclass
