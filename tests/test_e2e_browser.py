@@ -255,3 +255,23 @@ def test_head_view_focus_follows_the_mouse_without_a_rerun(server, page):
         )
         != "running"
     )
+
+
+def test_layering_page(server, page):
+    page.goto(f"{server}/Layering")
+    wait_for_app(page)
+    assert plot_count(page) == 1  # curves + centres of gravity, from the committed results
+    assert "intervals support" in page.inner_text("body")
+    assert not exception_texts(page)
+    shoot(page, "layering")
+
+
+def test_probe_lens_page(server, page):
+    page.goto(f"{server}/Probe_Lens")
+    wait_for_app(page)
+    body = page.inner_text("body")
+    # the default model's saved probes drawn (a grid per labelling probe, the tree), or,
+    # where none are committed for it, the message saying how to train them
+    assert plot_count(page) >= 1 or "--save-probes" in body
+    assert not exception_texts(page)
+    shoot(page, "probe_lens")

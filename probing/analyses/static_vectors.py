@@ -125,7 +125,7 @@ def _header(parts: list[str]) -> tuple[int, int] | None:
     return None
 
 
-def load_static_vectors(
+def load_static_vectors(  # noqa: C901 - one pass over a file that checks each line
     path: str | os.PathLike[str], max_words: int | None = None
 ) -> StaticVectors:
     """Read GloVe or word2vec text-format vectors (plain or gzip).

@@ -9,6 +9,13 @@ writes, in DIR:
 - ``head_statistics.html``: the statistics as layer × head heatmaps, self-contained (plotly.js
   embedded, opens offline);
 - ``head_statistics.json``: what was run (model, data set, split, sentences, queries, skipped).
+
+With ``--parsers`` (UD-EWT only), also Clark et al.'s heads as parsers (§4.2) on the split's
+gold trees (all of its sentences unless ``--parsers-sentences N``):
+
+- ``attention_parsers.csv``: per frequent relation and direction, the best head, its accuracy
+  with a sentence-bootstrap interval, and the best fixed-offset baseline's;
+- ``attention_parsers.json``: what was run.
 """
 
 from __future__ import annotations
@@ -35,6 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "averaged per document as Clark et al. average per example)",
     )  # fmt: skip
     p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument(
+        "--parsers", action="store_true", help="also score each head as a dependency parser"
+    )
+    p.add_argument(
+        "--parsers-sentences", type=int, default=None, help="sentences for --parsers (default all)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -118,4 +131,8 @@ def run(args: argparse.Namespace) -> int:
         f"{stats.n_sentences} sentences ({stats.n_queries} pieces, {stats.skipped} skipped) → "
         f"{out}/head_statistics.{{csv,html,json}}"
     )
+    if args.parsers:
+        from probing.cli.attention_parsers import write_parsers
+
+        write_parsers(encoder, args.split, args.parsers_sentences, out, progress)
     return 0

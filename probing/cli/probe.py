@@ -119,6 +119,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=["inline", "cdn"],
         help="embed plotly.js in the HTML (inline, ~4.5 MB, offline) or link it (cdn)",
     )
+    p.add_argument(
+        "--save-probes",
+        action="store_true",
+        help="also save the fitted per-layer probes (safetensors + JSON) in OUT/probes/",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_overwrite_argument(p)
 
@@ -143,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         getattr(args, "overwrite", False),
     )
     bars: dict[str, tqdm] = {}
+    fitted: dict | None = {} if args.save_probes else None
     if get_task(args.task).kind == "sentence":
         from probing.cli.sentence_probe import run_sentence_probe
 
@@ -182,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         mdl=args.mdl,
         cumulative_mix=not args.no_cumulative_mix,
         mdl_seeds=args.mdl_seeds,
+        keep_probes=fitted,
     )
     for bar in bars.values():
         bar.close()
@@ -192,6 +199,13 @@ def run(args: argparse.Namespace) -> int:
     results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
     results.to_json(out / f"{stem}.json")
     write_html(results, out / f"{stem}.html", True if args.plotlyjs == "inline" else "cdn")
+    if fitted:
+        from probing.probes.saved import probe_dir, save_probes
+
+        info = {"model": results.model, "task": results.task, "dataset": results.dataset,
+                "layer_names": results.meta.get("layer_names"), "pooling": args.pooling,
+                "command": results.meta["command"]}  # fmt: skip
+        save_probes(fitted, probe_dir(out) / stem, info)
     print(summary(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
@@ -272,6 +286,8 @@ def _reconstruct(args: argparse.Namespace) -> list[str]:
             parts.append("--" + flag.replace("_", "-"))
     if args.mdl and args.mdl_seeds != 1:
         parts += ["--mdl-seeds", str(args.mdl_seeds)]
+    if args.save_probes:
+        parts.append("--save-probes")
     parts += ["--out", str(args.out)]
     return parts
 

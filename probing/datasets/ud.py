@@ -23,8 +23,10 @@ UPOS_TAGS = (
     "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
 )  # fmt: skip
 
-# Only the columns we use are parsed: the rest (feats, deps, misc) cost time for nothing.
-CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos")
+# Only the columns we use are parsed: the rest (deps, misc) cost time for nothing. Fields are
+# positional, so feats is read too, kept as its raw string.
+CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel")
+CONLLU_PARSERS = {"feats": lambda line, i: line[i]}
 
 
 def conllu_sentence(
@@ -33,7 +35,7 @@ def conllu_sentence(
     """One parsed CoNLL-U sentence as a :class:`Sentence` (the EWT reader's and uploads').
 
     Words are the syntactic words (integer ids): "3-4" range lines and "8.1" empty nodes
-    are skipped. Labels ``upos``, ``xpos``, ``lemma``; ``sent_id`` from the file, else
+    are skipped. Labels ``upos``, ``xpos``, ``lemma``, ``head``, ``deprel``; ``sent_id`` from the file, else
     ``default_id``; ``meta["text"]`` the raw text, else the words joined by spaces.
     """
     meta = tokens.metadata
@@ -44,6 +46,9 @@ def conllu_sentence(
             "upos": [t["upos"] for t in words],
             "xpos": [t["xpos"] for t in words],
             "lemma": [t["lemma"] for t in words],
+            # the head's 1-based index ("0": root; "" when the file has none) and relation
+            "head": ["" if t["head"] is None else str(t["head"]) for t in words],
+            "deprel": ["" if t["deprel"] in (None, "_") else t["deprel"] for t in words],
         },
         doc_id=doc_id,
         sent_id=meta.get("sent_id", default_id),
@@ -64,13 +69,17 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
     """Sentences of one EWT split, in file order.
 
     Yields:
-        Sentence with labels ``upos``, ``xpos`` and ``lemma``; ``sent_id`` from the file;
+        Sentence with labels ``upos``, ``xpos``, ``lemma``, ``head`` (the head's 1-based
+        word index as a string, ``"0"`` for the root) and ``deprel`` (the UD relation to it,
+        subtypes like ``nmod:poss`` kept); ``sent_id`` from the file;
         ``doc_id`` from the last ``newdoc id`` comment; ``meta["text"]`` the raw text.
     """
     path = ud_file(split, data_dir)
     doc_id = split
     with open(path, encoding="utf-8") as f:
-        for n, tokens in enumerate(conllu.parse_incr(f, fields=CONLLU_FIELDS), start=1):
+        for n, tokens in enumerate(
+            conllu.parse_incr(f, fields=CONLLU_FIELDS, field_parsers=CONLLU_PARSERS), start=1
+        ):
             meta = tokens.metadata
             doc_id = meta.get("newdoc id", doc_id)
             yield conllu_sentence(tokens, doc_id, f"{split}-{n}", split=split)

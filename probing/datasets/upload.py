@@ -32,7 +32,7 @@ import conllu
 import numpy as np
 
 from probing.datasets.types import Sentence
-from probing.datasets.ud import CONLLU_FIELDS, conllu_sentence
+from probing.datasets.ud import CONLLU_FIELDS, CONLLU_PARSERS, conllu_sentence
 from probing.encoders.base import Encoder
 from probing.errors import DataFormatError, InvalidArgumentError
 from probing.features import features_of_sentences
@@ -51,6 +51,9 @@ MAX_TRAIN_WORDS = 20_000
 MAX_TEST_WORDS = 10_000
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+# Task -> the label field it reads from an upload (structural tasks read the heads).
+UPLOAD_TASKS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel", "dep-distance": "head",
+                "dep-depth": "head"}  # fmt: skip
 _WORD_ID = re.compile(r"[1-9][0-9]*")
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*")
 _EMPTY_NODE_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
@@ -85,7 +88,7 @@ def _decode(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def check_conllu(text: str) -> str:
+def check_conllu(text: str) -> str:  # noqa: C901 - one check per CoNLL-U rule, in file order
     """Check CoNLL-U ``text`` line by line; return it normalised for the ``conllu`` parser.
 
     Checks: every word line has 10 tab-separated columns; IDs are word numbers (1, 2, …),
@@ -194,7 +197,7 @@ def read_conllu_upload(data: bytes, max_bytes: int, name: str = "upload") -> lis
         raise _error(1, "the file is empty.")
     text = check_conllu(_decode(data))
     try:
-        parsed = conllu.parse(text, fields=CONLLU_FIELDS)
+        parsed = conllu.parse(text, fields=CONLLU_FIELDS, field_parsers=CONLLU_PARSERS)
     except Exception as exc:  # our checks should catch everything first; never a traceback
         raise _error(None, f"The file could not be read as CoNLL-U: {exc}") from None
     sentences = []
@@ -246,8 +249,9 @@ def probe_upload(
     name: str = "upload",
     n_boot: int = 1000,
     batch_size: int = 32,
+    task: str = "pos",
 ) -> ProbeResults:
-    """Probe UPOS on every (chosen) layer of ``encoder`` over an uploaded file's sentences.
+    """Probe a task on every (chosen) layer of ``encoder`` over an uploaded file's sentences.
 
     Args:
         encoder: any Encoder.
@@ -259,10 +263,17 @@ def probe_upload(
         name: the file name; the results' data set is ``upload:<name>``.
         n_boot: bootstrap replicates.
         batch_size: sentences per forward pass.
+        task: ``pos`` (UPOS), ``xpos``, ``deprel`` (edge probe on the gold arcs) or the
+            structural ``dep-distance`` / ``dep-depth`` (need HEAD on every word; without a
+            dev split, structural probes train for their full epochs).
 
     Returns:
-        ProbeResults for task ``pos`` (accuracy), as :func:`probe_layers` returns them.
+        ProbeResults for ``task``, as :func:`probe_layers` returns them.
     """
+    if task not in UPLOAD_TASKS:
+        raise ValueError(f"Unknown upload task {task!r}; choose one of {', '.join(UPLOAD_TASKS)}.")
+    label = UPLOAD_TASKS[task]
+    _check_labels(sentences, label)
     report = progress or (lambda stage, done, total: None)
     train_s, test_s = split_train_test(sentences)
     if max_train_sentences is not None:
@@ -282,26 +293,47 @@ def probe_upload(
     t0 = time.perf_counter()
     feats = {
         split: features_of_sentences(
-            encoder, part, "upos", layers=layer_ids, dataset=dataset, split=split,
+            encoder, part, label, layers=layer_ids, dataset=dataset, split=split,
             progress=lambda d, t, split=split: report(f"extract {split}", d, t),
             batch_size=batch_size,
         )
         for split, part in (("train", train_s), ("test", test_s))
     }  # fmt: skip
-    if len(np.unique(feats["train"].labels)) < 2:
-        raise _error(None, "Every training word has the same UPOS tag; there is nothing to probe.")
+    if label != "head" and len(np.unique(feats["train"].labels)) < 2:
+        raise _error(None, f"Every training word has the same {label.upper()} label; there is "
+                     "nothing to probe.")  # fmt: skip
     t_extract = time.perf_counter() - t0
 
     results = probe_features(
-        feats, "pos", model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
+        feats, task, model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
         max_train_words=None, n_boot=n_boot,
     )  # fmt: skip
     meta = results.meta
     meta.encoder = encoder.info.name
     meta.layer_names = list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)]
-    meta.label_field = "upos"
+    meta.label_field = label
     meta.pooling = "first"
     meta.split_rule = f"sentence i is a test sentence when i % {TEST_EVERY} == {TEST_EVERY - 1}"
     meta.n_sentences = len(sentences)
     meta.timing_s["extract"] = round(t_extract, 2)
     return results
+
+
+def _check_labels(sentences: Sequence[Sentence], label: str) -> None:
+    """Every word needs the task's column: a clear message naming the first one without."""
+    column = {"upos": "UPOS (4th)", "xpos": "XPOS (5th)", "head": "HEAD (7th)",
+              "deprel": "DEPREL (8th)"}[label]  # fmt: skip
+    for s in sentences:
+        values = s.labels.get(label, [])
+        for i, v in enumerate(values):
+            if v in ("", "_", None):
+                raise _error(None, f"Sentence {s.sent_id}, word {i + 1} ({s.words[i]!r}) has no "
+                             f"{column} column value; this task needs one on every word.")  # fmt: skip
+        if label == "head":
+            from probing.probes.structural import tree_distances
+
+            heads = [int(h) for h in values]
+            if (heads.count(0) != 1 or max(heads) > len(heads) or min(heads) < 0
+                    or not np.isfinite(tree_distances(heads)).all()):  # fmt: skip
+                raise _error(None, f"Sentence {s.sent_id}: HEAD values do not form one tree "
+                             "(exactly one word must have HEAD 0, the others a word of the sentence, no cycles).")  # fmt: skip

@@ -32,8 +32,12 @@ BASELINE_STYLES: dict[str, tuple[str, str, str]] = {
     "semcor_mfs_train_only": ("SemCor-train most frequent sense only", "#BAB0AC", "dot"),
     "static_1nn": ("1-NN on static vectors", "#72B7B2", "dashdot"),
     "scalar_mix": ("scalar mix of all layers", "#4C78A8", "longdash"),
+    "right-branching": ("right-branching tree", "#B279A2", "dot"),
 }
-_METRIC_NAMES = {"accuracy": "accuracy", "f1": "F1", "macro_f1": "macro-F1"}
+_METRIC_NAMES = {
+    "accuracy": "accuracy", "f1": "F1", "macro_f1": "macro-F1", "uuas": "UUAS",
+    "root_accuracy": "root accuracy", "spearman": "Spearman (lengths 5–50)",
+}  # fmt: skip
 
 
 def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
@@ -60,7 +64,8 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
             name="95 % bootstrap interval",
         )
     )
-    probe_name = "1-NN to sense centroids" if results.task == "wsd" else "linear probe"
+    probe_name = {"wsd": "1-NN to sense centroids", "dep-distance": "structural probe",
+                  "dep-depth": "structural probe"}.get(results.task, "linear probe")  # fmt: skip
     fig.add_trace(
         go.Scatter(
             x=layers,

@@ -184,6 +184,7 @@ def probe_layers(
     mdl: bool = False,
     cumulative_mix: bool = True,
     mdl_seeds: int = 1,
+    keep_probes: dict | None = None,
 ) -> ProbeResults:
     """Probe every layer of a model for one task; see the module doc for what runs.
 
@@ -213,6 +214,8 @@ def probe_layers(
             order and control labelling; default the first only: MDL costs about ten fits).
         cumulative_mix: also train the cumulative scalar mixes over layers 0..l for Tenney
             et al.'s centre of gravity (tagging tasks with ``scalar_mix``).
+        keep_probes: if given, filled with the fitted per-layer probes of the first seed
+            (``{layer or "static": probe}``; tagging, edge and structural tasks).
     """
     from probing.models.registry import load_encoder
 
@@ -245,7 +248,7 @@ def probe_layers(
         seed=seed, max_train_words=max_train_words, Cs=Cs, n_boot=n_boot,
         scalar_mix=scalar_mix, control=control, seeds=seeds, per_layer_c=per_layer_c,
         mdl=mdl, cumulative_mix=cumulative_mix, type_keys=model_type_keys(encoder),
-        mdl_seeds=mdl_seeds,
+        mdl_seeds=mdl_seeds, keep_probes=keep_probes,
     )  # fmt: skip
     meta = results.meta
     meta.encoder = encoder.info.name
@@ -277,6 +280,7 @@ def probe_features(
     cumulative_mix: bool = True,
     type_keys: TypeKeys | None = None,
     mdl_seeds: int = 1,
+    keep_probes: dict | None = None,
 ) -> ProbeResults:
     """The probes of :func:`probe_layers` on features already extracted.
 
@@ -290,14 +294,26 @@ def probe_features(
         Other arguments as in :func:`probe_layers`.
     """
     spec = get_task(task)
+    check_run_arguments(n_boot, Cs)
+    if spec.kind == "structural":
+        from probing.probes.structural_run import structural_features
+
+        return structural_features(
+            feats, spec.name, model=model, dataset=dataset, progress=progress, seed=seed,
+            n_boot=n_boot, keep_probes=keep_probes,
+        )  # fmt: skip
+    if spec.kind == "edge":  # one row per gold arc: [head vector; dependent vector]
+        from probing.probes.edge import arc_features
+
+        feats = {split: arc_features(f) for split, f in feats.items()}
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
     run = WsdRun if spec.kind == "wsd" else TaggingRun
-    check_run_arguments(n_boot, Cs)
     if int(seeds) < 1:
         raise InvalidArgumentError(f"seeds must be at least 1, not {seeds}.")
     feats = _first_word_of_mwes(feats) if spec.name in ("supersense", "wsd") else feats
     runner = run(spec, dataset, model, feats, seed, n_boot, fit_progress)
+    runner.keep_probes = keep_probes
     t1 = time.perf_counter()
     if spec.kind == "wsd":
         runner.run()

@@ -66,6 +66,7 @@ class Run:
         self.rows: list[dict] = []
         self.mix: dict | None = None
         self.meta: dict = {}
+        self.keep_probes: dict | None = None  # filled with the first seed's fitted probes
         # One set of resampled test sentences for every score: task/control, layers and
         # seeds are paired (see probing.probes.metrics.SentenceBootstrap).
         self.boot = SentenceBootstrap(feats["test"].sentence_index, n_boot, seed)
@@ -248,6 +249,8 @@ class TaggingRun(Run):
         dev_y = None if self.dev is None else self.dev.labels
         static = LinearProbe(Cs=PROBE_CS, max_train_words=None, random_state=self.seed)
         static.fit(tr0.static, tr0.labels, dev_X, dev_y)
+        if self.keep_probes is not None:
+            self.keep_probes["static"] = static
         preds = []
         for s, tr in self.trains.items():
             if s != self.seed and not self.same_train:
@@ -311,7 +314,10 @@ class TaggingRun(Run):
         preds, control, codes = [], [], {"task": [], "control": []}
         for s, tr in self.trains.items():
             X_tr = tr.layer(layer)
-            pred = self._task_probe(layer, C, s).predict(X_te)
+            probe = self._task_probe(layer, C, s)
+            if self.keep_probes is not None and s == self.seed:
+                self.keep_probes[layer] = probe
+            pred = probe.predict(X_te)
             preds.append(pred)
             if ctl is not None:
                 # Same probe family, same C, same words: only the labels differ.

@@ -12,6 +12,8 @@ class Task:
     Attributes:
         name: CLI/UI name.
         kind: ``tagging`` (a linear probe per layer, control task, baselines, scalar mix),
+            ``edge`` (the same on [head vector; dependent vector] of each gold arc),
+            ``structural`` (Hewitt & Manning's distance/depth probes),
             ``wsd`` (1-NN to sense centroids per layer, first-sense baseline) or ``sentence``
             (a linear probe per layer on pooled sentence vectors, :mod:`probing.probes.sentence`).
         fields: data set -> the label field the task reads from it.
@@ -24,11 +26,12 @@ class Task:
     fields: dict[str, str]
     default_dataset: str
     description: str
+    headline: str = ""  # the headline metric when not the kind's default
 
     @property
     def metric(self) -> str:
-        """The headline score: accuracy for tagging, F1 for WSD."""
-        return "f1" if self.kind == "wsd" else "accuracy"
+        """The headline score: accuracy for tagging, F1 for WSD, else ``headline``."""
+        return self.headline or ("f1" if self.kind == "wsd" else "accuracy")
 
     def field_for(self, dataset: str) -> str:
         try:
@@ -48,6 +51,14 @@ TASKS: dict[str, Task] = {
              "Penn Treebank tags (XPOS) on UD-EWT"),
         Task("ptb-pos", "tagging", {"semcor": "pos", "ud-ewt": "xpos"}, "semcor",
              "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)"),
+        Task("deprel", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
+             "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]"),
+        Task("dep-distance", "structural", {"ud-ewt": "head"}, "ud-ewt",
+             "structural distance probe (Hewitt & Manning 2019): UUAS of the tree it implies",
+             "uuas"),
+        Task("dep-depth", "structural", {"ud-ewt": "head"}, "ud-ewt",
+             "structural depth probe (Hewitt & Manning 2019): root accuracy, depth Spearman",
+             "root_accuracy"),
         Task("supersense", "tagging", {"semcor": "supersense"}, "semcor",
              "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words"),
         Task("wsd", "wsd", {"semcor": "sense"}, "semcor",

@@ -43,6 +43,7 @@ from ui.common import (
 )
 from ui.jobs import heavy_job
 from ui.state import persist
+from ui.views import attention_parsers
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
@@ -261,6 +262,11 @@ def model_section(
             head_view(view, stem, k)
         elif view_name == "Model view":
             model_view(view, stem, k)
+        elif view_name == "Heads as parsers":
+            if k:  # its widgets are keyed once per page
+                st.caption("Heads as parsers: shown for the first model; pick this one first.")
+            else:
+                attention_parsers.render(encoder, name)
         else:
             statistics_view(amap, encoder, name, k)
 
@@ -327,7 +333,10 @@ def view_options() -> tuple[str, bool, str]:
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
     view_name = c3.radio(
-        "View", ["Head view", "Model view", "Head statistics"], horizontal=True, key="attn_view"
+        "View",
+        ["Head view", "Model view", "Head statistics", "Heads as parsers"],
+        horizontal=True,
+        key="attn_view",
     )
     return level, show_special, view_name
 

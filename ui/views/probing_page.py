@@ -60,9 +60,18 @@ TASK_LABELS = {
     "ptb-pos": "PTB POS · SemCor",
     "supersense": "Supersense · SemCor",
     "wsd": "Word sense (WSD) · SemCor",
+    "deprel": "Dependency relation (edge probe) · UD-EWT",
+    "dep-distance": "Tree distance (structural probe, UUAS) · UD-EWT",
+    "dep-depth": "Tree depth (structural probe, root accuracy) · UD-EWT",
 }
 
 TASK_NOTES = {  # what the probe predicts, in the words of the data set it runs on
+    "deprel": "The UD relation (subtypes merged) of each gold arc, predicted from [head vector; "
+    "dependent vector] (Tenney et al. 2019's edge probing).",
+    "dep-distance": "Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose squared "
+    "distances match tree distances; UUAS of its minimum spanning tree (punctuation left out).",
+    "dep-depth": "Hewitt & Manning's (2019) depth probe: squared norms match tree depths; root "
+    "accuracy and Spearman.",
     "pos": "The 17 universal part-of-speech tags of UD-EWT (syntax).",
     "xpos": "The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
     "ptb-pos": "Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most forms).",
@@ -147,6 +156,10 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     st.caption(
         ("Each point: F1 of 1-nearest-neighbour to the training sense centroids on that layer, "
          "with the WordNet first sense for lemmas unseen in training. " if wsd else
+         "Each point: a structural probe (Hewitt & Manning 2019) on that layer's vectors: UUAS "
+         "(distance probe) or root accuracy (depth probe) on the test split, punctuation left "
+         "out; baselines: the right-branching tree and the probe on static vectors. "
+         if results[0].task in ("dep-distance", "dep-depth") else
          "Each point: accuracy of a linear probe on that layer's word vectors. Control task "
          "(Hewitt & Liang 2019): the same probe on labels assigned at random per word type; "
          "selectivity = task − control, high when the layer's vectors, not the probe's "
@@ -553,7 +566,11 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
     digest = hashlib.sha256(data).hexdigest()[:16]
     key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
     done: dict = st.session_state.setdefault("probe_upload_results", {})
-    if st.button(f"Probe UPOS on {md_text(upload.name)}", key="probe_upload_run", type="primary"):
+    up_task = st.selectbox("Task on the upload", list(upload_module.UPLOAD_TASKS),
+                           format_func=lambda t: TASK_LABELS.get(t, t), key="probe_upload_task")  # fmt: skip
+    key = (*key, up_task)
+    if st.button(f"Probe {TASK_LABELS.get(up_task, up_task)} on {md_text(upload.name)}",
+                 key="probe_upload_run", type="primary"):  # fmt: skip
         bar = st.progress(0.0, text="Waiting for a free slot…")
         with friendly_errors("Probing the upload"), heavy_job("Probing"):
             runs = []
@@ -562,11 +579,11 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
                 mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
                 runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
                                                        progress=progress_callback(bar, name, i, len(configs)),
-                                                       name=upload.name))  # fmt: skip
+                                                       name=upload.name, task=up_task))  # fmt: skip
             done.clear()  # keep one upload's results per session, not every one tried
             done[key] = runs
         bar.empty()
     if key in done:
-        stem = "__".join(output_stem(r.model, "upload", "pos") for r in done[key])
+        stem = "__".join(output_stem(r.model, "upload", r.task) for r in done[key])
         with friendly_errors("Drawing the results"):
             show_results(done[key], stem, "upload")

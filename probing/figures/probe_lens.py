@@ -1,0 +1,91 @@
+"""Figures of the probe lens: a layer × word grid of a probe's answers, and trees as arcs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+
+def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Figure:
+    """Layers (rows, input at the bottom) × words (columns): the predicted label as text,
+    its probability as colour; ✗ marks a wrong answer when gold labels are known.
+
+    Args:
+        table: the rows of :attr:`LensResult.labels` of one task.
+    """
+    cols = sorted(table["word_index"].unique())
+    layers = sorted(table["layer"].unique())
+    z = np.full((len(layers), len(cols)), np.nan)
+    text = np.full((len(layers), len(cols)), "", dtype=object)
+    for r in table.itertuples():
+        i, j = layers.index(r.layer), cols.index(r.word_index)
+        z[i, j] = r.confidence
+        mark = "" if r.correct is None or r.correct != r.correct or r.correct else " ✗"
+        text[i, j] = f"{r.label}{mark}"
+    x = [f"{words[c]}<br><sub>#{c}</sub>" for c in cols]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=x, y=[f"layer {la}" for la in layers], text=text, texttemplate="%{text}",
+            colorscale="Blues", zmin=0, zmax=1, colorbar={"title": "probability"},
+            hovertemplate="%{x} · %{y}<br>%{text} (p = %{z:.2f})<extra></extra>",
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        title=title, template="plotly_white", height=120 + 42 * len(layers),
+        margin={"t": 50, "b": 40}, xaxis={"side": "top"},
+    )  # fmt: skip
+    return fig
+
+
+def tree_arcs(
+    words: list[str],
+    edges: set[tuple[int, int]],
+    gold: set[tuple[int, int]] | None = None,
+    root: int | None = None,
+    gold_root: int | None = None,
+    title: str = "",
+) -> go.Figure:
+    """The predicted tree's edges as arcs above the words, the gold tree's below.
+
+    Predicted arcs are green when the gold tree has the edge, red when not (grey without
+    gold); the predicted root (depth probe) is a star above its word.
+    """
+    fig = go.Figure()
+    for sign, es, colour_of in (
+        (1, edges, lambda e: "#999" if gold is None else ("#54A24B" if e in gold else "#E45756")),
+        (-1, gold or set(), lambda e: "#4C78A8"),
+    ):
+        for i, j in sorted(es):
+            t = np.linspace(0, np.pi, 24)
+            mid, half = (i + j) / 2, (j - i) / 2
+            fig.add_trace(
+                go.Scatter(
+                    x=mid - half * np.cos(t), y=sign * (0.35 + 0.25 * half) * np.sin(t) + sign * 0.1,
+                    mode="lines", line={"color": colour_of((i, j)), "width": 2},
+                    hoverinfo="skip", showlegend=False,
+                )
+            )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=list(range(len(words))), y=[0] * len(words), mode="text", text=words,
+            textfont={"size": 14}, showlegend=False, hoverinfo="skip",
+        )
+    )  # fmt: skip
+    for r, name, y in ((root, "predicted root", 0.25), (gold_root, "gold root", -0.25)):
+        if r is not None:
+            fig.add_trace(go.Scatter(x=[r], y=[y], mode="markers", name=name,
+                                     marker={"symbol": "star", "size": 13}))  # fmt: skip
+    span = max((j - i for i, j in (edges | (gold or set()))), default=1)
+    fig.update_layout(
+        title=title, template="plotly_white", height=260 + 18 * span,
+        xaxis={"visible": False}, margin={"t": 40, "b": 10},
+        yaxis={"visible": False, "range": [-(0.6 + 0.25 * span / 2), 0.6 + 0.25 * span / 2]},
+        annotations=[
+            {"text": "predicted (green: in the gold tree)", "x": 0, "y": 1, "xref": "paper",
+             "yref": "paper", "showarrow": False, "xanchor": "left"},
+            *([{"text": "gold", "x": 0, "y": 0, "xref": "paper", "yref": "paper",
+                "showarrow": False, "xanchor": "left"}] if gold is not None else []),
+        ],
+    )  # fmt: skip
+    return fig

@@ -1,0 +1,104 @@
+"""Saved probes (safetensors + JSON), the probe lens and its page, on real EWT sentences."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from probing.analyses.probe_lens import apply_lens, saved_probes
+from probing.probes.edge import arc_features
+from probing.probes.linear import LinearProbe
+from probing.probes.saved import SavedProbes, probe_dir, save_probes
+from probing.probes.structural import StructuralProbe, TreeSentences, mst_edges
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "7_Probe_Lens.py")
+LAYERS = (0, 3)
+
+
+@pytest.fixture(scope="module")
+def trained(minilm, tmp_path_factory):
+    """POS, deprel and distance probes on 40 EWT dev sentences, saved like the CLI saves."""
+    from probing.datasets import read_sentences
+    from probing.features import features_of_sentences
+
+    sents = list(itertools.islice(read_sentences("ud-ewt", "dev"), 40))
+    feats = features_of_sentences(minilm, sents, "upos", layers=None)
+    arcs = arc_features(feats)
+    trees = TreeSentences.from_features(feats)
+    pos, rel, dist = {}, {}, {}
+    for la in LAYERS:
+        pos[la] = LinearProbe(C=1.0, max_train_words=None).fit(feats.layer(la), feats.labels)
+        rel[la] = LinearProbe(C=1.0, max_train_words=None).fit(arcs.layer(la), arcs.labels)
+        X = trees.vectors(feats.layer(la))
+        dist[la] = StructuralProbe("distance", rank=32, max_epochs=3).fit(
+            X, trees.targets("distance")
+        )
+    root = tmp_path_factory.mktemp("results")
+    for task, probes in (("pos", pos), ("deprel", rel), ("dep-distance", dist)):
+        save_probes(probes, probe_dir(root) / f"minilm-l6__ud-ewt__{task}", {"task": task})
+    return root, sents, feats, pos, rel, dist
+
+
+def test_saved_probes_predict_like_the_fitted_ones(trained):
+    root, _, feats, pos, _, dist = trained
+    loaded = SavedProbes.load(probe_dir(root) / "minilm-l6__ud-ewt__pos")
+    X = feats.layer(3)
+    assert loaded.kind == "linear" and loaded.layers == list(LAYERS)
+    assert np.array_equal(loaded.predict(3, X), pos[3].predict(X))
+    assert np.allclose(loaded.predict_proba(3, X), pos[3].predict_proba(X), atol=1e-4)
+    sd = SavedProbes.load(probe_dir(root) / "minilm-l6__ud-ewt__dep-distance")
+    assert np.allclose(sd.predict(3, X[:9]), dist[3].predict(X[:9]), rtol=1e-4, atol=1e-3)
+    # Nothing but safetensors and JSON on disk.
+    assert {p.suffix for p in probe_dir(root).iterdir()} == {".json", ".safetensors"}
+
+
+def test_lens_on_a_gold_sentence_equals_predict_on_the_same_vectors(trained, minilm):
+    root, sents, feats, pos, rel, dist = trained
+    probes = saved_probes(root, "minilm-l6")
+    assert set(probes) == {"pos", "deprel", "dep-distance"}
+    s = sents[1]
+    enc = minilm.encode([s.words], windowed=True)[0]
+    res = apply_lens(enc, probes, s.labels)
+    rows = feats.sentence_index == 1  # the same sentence in the feature matrix
+    for la in LAYERS:
+        got = res.labels.query("task == 'pos' and layer == @la").sort_values("word_index")
+        assert list(got["label"]) == list(pos[la].predict(feats.layer(la)[rows]))
+        assert list(got["gold"]) == list(s.labels["upos"])
+        assert (got["correct"] == (got["label"] == got["gold"])).all()
+        assert res.trees["dep-distance"][la] == mst_edges(dist[la].predict(feats.layer(la)[rows]))
+    # deprel: one row per gold arc and layer, probed on [head; dependent].
+    arcs = arc_features(feats).select(arc_features(feats).sentence_index == 1)
+    got = res.labels.query("task == 'deprel' and layer == 3").sort_values("word_index")
+    assert list(got["label"]) == list(rel[3].predict(arcs.layer(3)))
+    assert list(got["word"]) == list(arcs.words)
+    final = res.labels.query("task == 'pos'")
+    top = final[final["layer"] == 3]
+    assert (top["first_layer"].isin(LAYERS)).all() and (top["final"] == top["label"]).all()
+
+
+def test_page_renders_the_lens_offline(trained, monkeypatch):
+    import ui.views.probe_lens as view
+
+    monkeypatch.setattr(view, "RESULTS_DIR", trained[0])
+    monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    assert not at.exception, at.exception
+    assert not at.error
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3  # POS grid, deprel grid, tree
+    at.radio(key="lens_source").set_value("type one").run()
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 2  # POS grid and tree: no deprel without gold arcs
+
+
+def test_page_says_how_to_train_when_no_probes(monkeypatch, tmp_path):
+    import ui.views.probe_lens as view
+
+    monkeypatch.setattr(view, "RESULTS_DIR", tmp_path)
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    assert not at.exception
+    assert any("--save-probes" in i.value for i in at.info)

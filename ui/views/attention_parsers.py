@@ -1,0 +1,125 @@
+"""Attention page, "Heads as parsers" view: which head finds the object of a verb?
+
+Clark et al. (2019, §4.2) on UD-EWT dev: per frequent relation, the best head in each
+direction against the best fixed-offset baseline. Precomputed tables (``results/attention/
+<model>/attention_parsers.csv``) open at once; other models are scored on request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from probing import config
+from probing.analyses.attention_parsers import parser_sentences, score_parsers
+from ui.jobs import heavy_job
+
+RESULTS_DIR = config.REPO_ROOT / "results" / "attention"
+MIN_COUNT = 100
+MAX_SENTENCES = 200 if config.demo_mode() else 2001
+
+
+def precomputed_path(model: str) -> Path:
+    return RESULTS_DIR / model.replace("/", "_") / "attention_parsers.csv"
+
+
+@st.cache_data(show_spinner=False)
+def read_table(path: str, mtime_ns: int) -> pd.DataFrame:  # mtime: re-read when rewritten
+    return pd.read_csv(path)
+
+
+@st.cache_resource(show_spinner=False)
+def computed() -> dict:
+    """(model, n) -> best-heads table, shared by sessions (the same for everyone)."""
+    return {}
+
+
+def open_in_head_view(layer: int, head: int) -> None:
+    """Button callback (runs before the rerun, so widget state may still be set)."""
+    st.session_state["attn_view"] = "Head view"
+    st.session_state["attn_hv_layer"] = layer
+    st.session_state["attn_hv_heads"] = [head]
+
+
+def _table(name: str, encoder) -> tuple[pd.DataFrame | None, str]:  # noqa: ANN001
+    path = precomputed_path(name)
+    if path.exists():
+        note = f"Precomputed on all of UD-EWT dev (`{path.relative_to(config.REPO_ROOT)}`)."
+        return read_table(str(path), path.stat().st_mtime_ns), note
+    n = int(
+        st.number_input("Sentences of UD-EWT dev", 50, MAX_SENTENCES, 200, 50, key="attn_parse_n")
+    )
+    if st.button(f"Score every head on {n} sentences", key="attn_parse_run", type="primary"):
+        bar = st.progress(0.0, text="Encoding sentences…")
+        with heavy_job("Heads as parsers"):
+            scores = score_parsers(
+                encoder,
+                parser_sentences("dev", n),
+                progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} sentences"),
+            )
+        computed()[(name, n)] = scores.best_heads(min_count=max(20, MIN_COUNT * n // 2001))
+        bar.empty()
+    table = computed().get((name, n))
+    return table, f"Computed on {n} UD-EWT dev sentences spread over the split."
+
+
+def render(encoder, name: str) -> None:  # noqa: ANN001 - a BERT-family Encoder
+    """The best head per relation and direction, and a jump into the head view."""
+    st.markdown(
+        "Each head read as a parser (Clark et al. 2019, §4.2): a word's prediction is the word "
+        "it attends to most (**dependent → head**), or the word that attends most to it "
+        "(**head → dependent**); word-level attention, [CLS]/[SEP] and self-attention "
+        "ignored. **Baseline**: the word at the best fixed offset from the dependent "
+        "(−1 = the word before). Best head and offset are both chosen on the sentences they "
+        "are scored on, as in the paper; intervals: 95 % sentence bootstrap."
+    )
+    table, note = _table(name, encoder)
+    if table is None or table.empty:
+        st.caption("Press the button to score every head (about a minute per 200 sentences).")
+        return
+    st.caption(note)
+    show = table.assign(
+        best_head=[f"L{r.layer} H{r.head}" for r in table.itertuples()],
+        accuracy=[
+            f"{r.accuracy:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]" for r in table.itertuples()
+        ],
+        baseline=[
+            f"{r.baseline_accuracy:.2f} [{r.baseline_ci_low:.2f}, {r.baseline_ci_high:.2f}] "
+            f"(offset {r.baseline_offset:+d})"
+            for r in table.itertuples()
+        ],
+        beats_baseline=[r.ci_low > r.baseline_ci_high for r in table.itertuples()],
+    )[["relation", "n", "direction", "best_head", "accuracy", "baseline", "beats_baseline"]]
+    st.dataframe(show, hide_index=True, width="stretch")
+    st.caption(
+        "beats_baseline: the head's interval lies wholly above the baseline's (a conservative "
+        "check: the two are scored on the same arcs)."
+    )
+    options = list(range(len(table)))
+    pick = st.selectbox(
+        "Look at a head",
+        options,
+        format_func=lambda i: (
+            f"{table['relation'][i]} ({table['direction'][i]}): "
+            f"layer {table['layer'][i]} head {table['head'][i]}"
+        ),
+        key="attn_parse_pick",
+    )
+    layer, head = int(table["layer"][pick]), int(table["head"][pick])
+    st.button(
+        f"Open layer {layer}, head {head} in the head view",
+        key="attn_parse_open",
+        on_click=open_in_head_view,
+        args=(layer, head),
+    )
+    st.download_button(
+        "CSV",
+        table.to_csv(index=False).encode(),
+        file_name=f"attention_parsers_{name.replace('/', '_')}.csv",
+        mime="text/csv",
+        key="attn_parse_csv",
+        on_click="ignore",
+        icon=":material/table:",
+    )

@@ -1,0 +1,133 @@
+"""The Probe Lens page: every trained probe applied to your sentence, at every layer.
+
+Widgets here; the lens is :mod:`probing.analyses.probe_lens`, its figures
+:mod:`probing.figures.probe_lens`. Probes come from ``results/probes/`` (saved by
+``python -m probing probe … --save-probes``, safetensors + JSON).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import streamlit as st
+
+from probing import config
+from probing.analyses.probe_lens import LENS_TASKS, apply_lens, saved_probes
+from probing.figures.probe_lens import label_grid, tree_arcs
+from ui.common import friendly_errors, get_encoder, model_picker, page_header
+
+RESULTS_DIR = config.REPO_ROOT / "results"
+DEFAULT_TEXT = "The old man the boats that the children sailed."
+N_GOLD = 300  # UD-EWT test sentences offered
+TASK_NAMES = {"pos": "part of speech (UPOS)", "xpos": "PTB tag (XPOS)",
+              "deprel": "dependency relation (gold arcs)", "supersense": "supersense"}  # fmt: skip
+
+
+@st.cache_data(show_spinner=False)
+def gold_sentences() -> list[dict]:
+    """The first UD-EWT test sentences of 5-30 words, with their gold labels."""
+    from probing.datasets import read_sentences
+
+    keep = (s for s in read_sentences("ud-ewt", "test") if 5 <= len(s.words) <= 30)
+    return [{"words": s.words, "labels": s.labels, "id": s.sent_id}
+            for s in itertools.islice(keep, N_GOLD)]  # fmt: skip
+
+
+@st.cache_resource(show_spinner=False)
+def probes_for(model: str, stamp: tuple) -> dict:  # stamp: the files' mtimes
+    return saved_probes(RESULTS_DIR, model)
+
+
+def _stamp() -> tuple:
+    folder = RESULTS_DIR / "probes"
+    return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*")))
+
+
+def render() -> None:
+    """Draw the page (everything below the page config)."""
+    page_header(
+        "Probe Lens",
+        "Every trained probe on your sentence, at every layer: what it predicts, how sure it "
+        "is, where its final answer first appears, and the tree the structural probe sees.",
+    )
+    names = model_picker()
+    if not names:
+        st.info("Pick a model in the sidebar.")
+        st.stop()
+    name = names[0]
+    probes = probes_for(name, _stamp())
+    if not probes:
+        st.info(
+            f"No trained probes are saved for **{name}**. Train them with, e.g., "
+            f"`python -m probing probe --model {name} --task pos --save-probes --out results/` "
+            "(likewise `--task deprel`, `dep-distance`, `dep-depth`); they are stored in "
+            "`results/probes/` as safetensors + JSON."
+        )
+        st.stop()
+    encoder = get_encoder(name)
+    if encoder is None:
+        st.stop()
+    source = st.radio("Sentence", ["a UD-EWT test sentence (gold labels)", "type one"],
+                      horizontal=True, key="lens_source")  # fmt: skip
+    gold = None
+    if source == "type one":
+        text = st.text_input("Your sentence", DEFAULT_TEXT, max_chars=300, key="lens_text")
+        words: list[str] | str = text
+    else:
+        sents = gold_sentences()
+        k = st.selectbox("Test sentence", range(len(sents)), key="lens_gold",
+                         format_func=lambda i: " ".join(sents[i]["words"]))  # fmt: skip
+        words, gold = sents[k]["words"], sents[k]["labels"]
+    result = None
+    with friendly_errors("Encoding the sentence"), st.spinner("Encoding…"):
+        enc = encoder.encode([words] if gold else words, windowed=gold is not None)[0]
+        result = apply_lens(enc, probes, gold)
+    if result is None:
+        st.stop()
+    _labels_part(result, gold is not None)
+    _trees_part(result)
+    if result.missing:
+        st.caption(
+            f"No saved probe for {', '.join(result.missing)} (tasks in the lens: "
+            f"{', '.join(LENS_TASKS)})."
+        )
+
+
+def _labels_part(result, has_gold: bool) -> None:  # noqa: ANN001 - LensResult
+    table = result.labels
+    if table.empty:
+        return
+    for task in [t for t in LENS_TASKS if t in set(table["task"])]:
+        rows = table[table["task"] == task]
+        st.subheader(TASK_NAMES.get(task, task))
+        st.plotly_chart(label_grid(rows, result.words), key=f"lens_grid_{task}")
+        top = rows[rows["layer"] == rows["layer"].max()]
+        cols = ["word", "final", "first_layer"] + (["gold", "correct"] if has_gold else [])
+        summary = top[cols].rename(columns={"final": "top-layer answer",
+                                            "first_layer": "stable from layer"})  # fmt: skip
+        st.dataframe(summary, hide_index=True, key=f"lens_table_{task}")
+    st.caption(
+        "Colour: the probe's probability for its answer. 'stable from layer': the lowest layer "
+        "from which every higher layer gives the top layer's answer."
+        + (" ✗: wrong against the gold label." if has_gold else "")
+    )
+
+
+def _trees_part(result) -> None:  # noqa: ANN001 - LensResult
+    dist = result.trees.get("dep-distance")
+    depth = result.trees.get("dep-depth")
+    if not dist and not depth:
+        return
+    st.subheader("Structural probes: the tree per layer")
+    layers = sorted(dist or depth)
+    layer = st.select_slider("Layer", layers, value=layers[len(layers) // 2], key="lens_layer")
+    edges = dist.get(layer, set()) if dist else set()
+    root = depth.get(layer) if depth else None
+    fig = tree_arcs(result.words, edges, result.gold_edges, root, result.gold_root)
+    st.plotly_chart(fig, key="lens_tree")
+    if result.gold_edges and edges:
+        right = len(edges & result.gold_edges)
+        st.caption(
+            f"Layer {layer}: {right} of {len(result.gold_edges)} gold edges found "
+            "(punctuation included here, unlike the UUAS of the results)."
+        )
