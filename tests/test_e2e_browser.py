@@ -275,3 +275,13 @@ def test_probe_lens_page(server, page):
     assert plot_count(page) >= 1 or "--save-probes" in body
     assert not exception_texts(page)
     shoot(page, "probe_lens")
+
+
+def test_course_notes_page(server, page):
+    page.goto(f"{server}/Course_Notes")
+    wait_for_app(page)
+    # the sentence-similarity matrices per pooling strategy, side by side
+    assert plot_count(page) >= 1
+    assert "[CLS]" in page.inner_text("body")
+    assert not exception_texts(page)
+    shoot(page, "course_notes")

@@ -10,6 +10,9 @@ collected, their sentences encoded, and each layer's occurrence vectors
 
 Results are cached in the process per (model, lemma, layer) so that moving a slider does not
 recompute anything; the page adds ``st.cache_data`` on top.
+
+One module (about 600 lines) on purpose: collection, projection and separability share the
+occurrence table and its per-process cache, and splitting them would pass that state around.
 """
 
 from __future__ import annotations

@@ -310,6 +310,12 @@ def _resolve(name: str, device: str | None) -> Encoder:
         return e.load(device)
     path = Path(name).expanduser()
     if path.is_dir() or _looks_like_path(name):
+        if (path / "config.json").is_file():
+            # What the config asks for (remote code, an unknown architecture) is the first
+            # thing to say about a folder, before whether its weights are there.
+            from probing.models.checkpoint_check import check_config
+
+            check_config(path)
         hf_hub.check_folder(path)
         return _load_folder(path, device)
     if _looks_like_hub_id(name):

@@ -4,7 +4,8 @@
 per layer and seed a linear probe and its control probe (paired bootstrap over test
 sentences), optional MDL, the scalar mix and the cumulative mixes, the dev-chosen best
 layer and both centres of gravity. :class:`WsdRun`: 1-NN to sense centroids per layer with
-its baselines and subsets. Both append tidy rows (:data:`probing.probes.run.COLUMNS`).
+its baselines and subsets. Both append tidy rows (:data:`probing.probes.run.COLUMNS`). One module (about 500 lines):
+the two runs share :class:`Run`'s row, bootstrap and best-layer bookkeeping.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from probing.probes.wsd import (
 )
 
 # Probes with one row per layer (the others are baselines, mixes and summaries).
-PER_LAYER_PROBES = ("linear", "1nn")
+PER_LAYER_PROBES = ("linear", "1nn", "structural")
 # C grid of the linear probes, from strong to weak regularisation: wide enough that the
 # choice on dev is not at an edge for these tasks (reported in meta when it is).
 PROBE_CS: tuple[float, ...] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)

@@ -14,6 +14,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import sys
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -48,6 +49,13 @@ class LocalExecutor:
         # itself, so it loses nothing by carrying them too. Restored on close().
         self._saved = {k: os.environ.get(k) for k in WORKER_ENV}
         os.environ.update(WORKER_ENV)
+        # A spawned child re-runs a script ``__main__`` (one without a module name) before it
+        # works. When that script is a Streamlit page (the app, or AppTest in the tests) the
+        # child would draw the page and die, so the children get an empty main instead; the
+        # workers' functions all live in probing.sweep. Restored on close().
+        self._main = sys.modules.get("__main__")
+        if self._main is not None and getattr(self._main.__spec__, "name", None) is None:
+            sys.modules["__main__"] = types.ModuleType("__main__")
         self._pool = cf.ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -64,6 +72,8 @@ class LocalExecutor:
 
     def close(self, cancel: bool = False) -> None:
         self._pool.shutdown(wait=True, cancel_futures=cancel)
+        if self._main is not None:
+            sys.modules["__main__"] = self._main
         for k, v in self._saved.items():
             if v is None:
                 os.environ.pop(k, None)
