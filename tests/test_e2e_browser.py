@@ -79,16 +79,16 @@ def test_home_page(server, page):
     assert page.locator("h1", has_text="ContextLens").first.is_visible()
     nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
     assert [t.strip() for t in nav][:2] == ["Home", "Static vs Contextual"], nav
-    page.goto(f"{server}/Fill_Mask")  # a direct link runs the page's own script
-    wait_for_app(page)
-    nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
-    assert [t.strip() for t in nav][0] == "Home", nav
-    assert "app" not in [t.strip() for t in nav]
     # the default model's provenance card, written once the model has loaded
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
     assert not text_overlaps(page)
     shoot(page, "home")
+    page.goto(f"{server}/Fill_Mask")  # a direct link runs the page's own script
+    wait_for_app(page)
+    nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
+    assert [t.strip() for t in nav][0] == "Home", nav
+    assert "app" not in [t.strip() for t in nav]
 
 
 def plot_count(page) -> int:
@@ -263,6 +263,7 @@ def test_layering_page(server, page):
     assert plot_count(page) == 1  # curves + centres of gravity, from the committed results
     assert "intervals support" in page.inner_text("body")
     assert not exception_texts(page)
+    assert not text_overlaps(page)
     shoot(page, "layering")
 
 

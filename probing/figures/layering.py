@@ -162,9 +162,9 @@ def layering_figure(curves_by_model: dict[str, Sequence[TaskCurve]]) -> go.Figur
             range=[0.3, len(curves) + 0.7], row=2, col=col,
         )  # fmt: skip
     fig.update_layout(
-        template="plotly_white", height=640, margin={"t": 60, "b": 60},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.06},
-        title={"text": "The layering at a glance: where each task peaks", "y": 0.995},
+        template="plotly_white", height=640, margin={"t": 110, "b": 60},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.04, "x": 0},
+        title={"text": "The layering at a glance: where each task peaks", "y": 0.985, "yanchor": "top"},
     )  # fmt: skip
     return fig
 
