@@ -35,28 +35,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+APP_LAUNCH = [
+    sys.executable, "-m", "streamlit", "run", "app.py",
+    "--server.headless", "true", "--browser.gatherUsageStats", "false",
+]  # fmt: skip
+
+
 @contextlib.contextmanager
-def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> Iterator[str]:
-    """Start ``streamlit run app.py`` on 127.0.0.1 and yield its base URL."""
+def streamlit_server(
+    env: dict[str, str] | None = None,
+    timeout: float = 90,
+    launch: list[str] | None = None,
+    log_path: Path | None = None,
+) -> Iterator[str]:
+    """Start ``launch`` (default ``streamlit run app.py``) on 127.0.0.1 and yield its base URL.
+
+    The server's output goes to ``log_path`` when given (kept), else to a temporary file.
+    """
     port = free_port()
     full_env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1", **(env or {})}
-    log = open(Path(tempfile.gettempdir()) / f"streamlit-e2e-{port}.log", "w")  # noqa: SIM115
+    log = open(log_path or Path(tempfile.gettempdir()) / f"streamlit-e2e-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
+        [*(launch or APP_LAUNCH), "--server.address", "127.0.0.1", "--server.port", str(port)],
         cwd=REPO,
         env=full_env,
         stdout=log,
@@ -84,7 +84,8 @@ def streamlit_server(env: dict[str, str] | None = None, timeout: float = 90) -> 
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-        Path(log.name).unlink(missing_ok=True)
+        if log_path is None:
+            Path(log.name).unlink(missing_ok=True)
 
 
 BUSY_JS = """() => {

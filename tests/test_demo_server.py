@@ -13,18 +13,14 @@ import asyncio
 import contextlib
 import http.client
 import http.cookiejar
-import os
-import subprocess
 import sys
-import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.browser import free_port
+from tests.browser import streamlit_server
 
 REPO = Path(__file__).resolve().parent.parent
 MB = 1024 * 1024
@@ -32,48 +28,14 @@ MB = 1024 * 1024
 websockets = pytest.importorskip("websockets")
 
 
-@contextlib.contextmanager
-def server(tmp_path: Path, launch: list[str]) -> Iterator[str]:
+def server(tmp_path: Path, launch: list[str]):  # noqa: ANN201 - a context manager
     """A demo-mode server on 127.0.0.1 started with ``launch`` (+ port args); its base URL."""
-    port = free_port()
     env = {
-        **os.environ,
         "CONTEXTLENS_DEMO": "1",
         "CONTEXTLENS_CACHE_DIR": str(tmp_path / "cache"),
-        "OMP_WAIT_POLICY": "PASSIVE",
-        "HF_HUB_OFFLINE": "1",
         "PYTHON": sys.executable,
     }
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [*launch, "--server.address", "127.0.0.1", "--server.port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            if proc.poll() is not None:
-                raise RuntimeError((tmp_path / "server.log").read_text())
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r,
-            ):
-                if r.status == 200:
-                    break
-            time.sleep(0.5)
-        else:
-            raise TimeoutError("streamlit did not start")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    return streamlit_server(env, timeout=120, launch=launch, log_path=tmp_path / "server.log")
 
 
 async def _open_session(url: str):  # noqa: ANN202 - (websocket, session id)
