@@ -4,10 +4,12 @@
   model view figures, and the whole page script (streamlit AppTest, model already loaded).
 - Fill-mask: one two-mask sentence, top-k and the layer-by-layer view.
 - UMAP: 2,000 points × 384 dims, cold (numba compiles) and warm, plus PCA.
+- ``--pages N``: every page's whole script with its default inputs, N warm AppTest runs
+  after one cold run each: p50 and p95 (what "no page gets slower" is checked against).
 
 Prints a markdown table for docs/benchmarks.md.
 
-    OMP_WAIT_POLICY=PASSIVE python bench/interactive.py
+    OMP_WAIT_POLICY=PASSIVE python bench/interactive.py [--pages 20] [--only-pages]
 """
 
 from __future__ import annotations
@@ -44,7 +46,53 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
     return statistics.median(times), out
 
 
+PAGES = ("app.py", "pages/1_Static_vs_Contextual.py", "pages/2_Fill_Mask.py",
+         "pages/3_Attention.py", "pages/4_Probing.py", "pages/5_Layering.py",
+         "pages/6_Course_Notes.py", "pages/7_Probe_Lens.py")  # fmt: skip
+
+
+def page_latencies(n: int) -> list[tuple[str, str]]:
+    """p50 / p95 wall seconds of each page's script over ``n`` warm AppTest runs."""
+    from streamlit.testing.v1 import AppTest
+
+    rows = []
+    for page in PAGES:
+        path = ROOT / page
+        if not path.exists():
+            continue
+        times = []
+        for i in range(n + 1):  # run 0 is cold (imports, model loads): not counted
+            t0 = time.perf_counter()
+            at = AppTest.from_file(str(path), default_timeout=600).run()
+            if i:
+                times.append(time.perf_counter() - t0)
+            assert not at.exception, (page, at.exception)
+        p50, p95 = np.percentile(times, [50, 95])
+        rows.append(
+            (f"page `{page}` (AppTest, warm, {n} runs)", f"p50 {p50:.2f} s, p95 {p95:.2f} s")
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> int:
+    args = sys.argv[1:]
+    n_pages = int(args[args.index("--pages") + 1]) if "--pages" in args else 0
+    rows: list[tuple[str, str]] = page_latencies(n_pages) if n_pages else []
+    if "--only-pages" not in args:
+        rows += component_latencies()
+    load = os.getloadavg()[0]
+    print(
+        f"\n{date.today()} · {os.cpu_count()} cores, {platform.machine()}, no GPU · load avg {load:.1f}\n"
+    )
+    print("| what | median of 3 (pages: p50, p95) |\n|---|---|")
+    for what, value in rows:
+        print(f"| {what} | {value} |")
+    return 0
+
+
+def component_latencies() -> list[tuple[str, str]]:
+    """The attention, fill-mask and UMAP paths, median of 3 each."""
     import probing
     from probing.analyses.attention import attention_view, encode_attention
     from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer
@@ -93,15 +141,7 @@ def main() -> int:
     rows.append(("UMAP: 2,000 × 384 points, warm", f"{t:.2f} s"))
     t, _ = timed(lambda: project(x, "pca"))
     rows.append(("PCA: 2,000 × 384 points", f"{t:.2f} s"))
-
-    load = os.getloadavg()[0]
-    print(
-        f"\n{date.today()} · {os.cpu_count()} cores, {platform.machine()}, no GPU · load avg {load:.1f}\n"
-    )
-    print("| what | median of 3 |\n|---|---|")
-    for what, value in rows:
-        print(f"| {what} | {value} |")
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

@@ -99,10 +99,6 @@ class NotACheckpointError(UnknownModelError):
     """A folder that holds neither a transformers checkpoint nor ELMo weights."""
 
 
-class NotOneTokenError(ContextLensError, ValueError):
-    """A word to follow through fill-mask that the model splits into several pieces."""
-
-
 class CorruptDataError(ContextLensError):
     """A data-set file that differs from its checksum manifest (truncated or changed); the
     message names the file and how to get a good copy."""
@@ -141,7 +137,11 @@ class NoNSPHeadError(ContextLensError):
 
 
 class MultiPieceTargetError(ContextLensError, ValueError):
-    """A word that the model splits into several pieces where one piece is needed."""
+    """A word that the model splits into several pieces where one piece is needed (a mask
+    stands for one piece: following a word through fill-mask, corrupting a target)."""
+
+
+NotOneTokenError = MultiPieceTargetError  # the name the token-following code raised first
 
 
 class SweepError(ContextLensError, ValueError):

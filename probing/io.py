@@ -33,20 +33,32 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
 
 
 def atomic_write(
-    path: str | os.PathLike[str], write: Callable[[Path], object], *, suffix: str = ".tmp"
+    path: str | os.PathLike[str],
+    write: Callable[[Path], object],
+    *,
+    suffix: str = ".tmp",
+    prefix: str | None = None,
+    durable: bool = False,
 ) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it over ``path``.
 
     Readers see the old file or the whole new one, never a half-written one. The file gets
     mode 0644 (these files are committed or shared between sessions). ``suffix`` keeps a
-    writer that insists on an extension (``np.savez``: ``.npz``) from renaming the file.
+    writer that insists on an extension (``np.savez``: ``.npz``) from renaming the file;
+    ``prefix`` names the temporary file (default ``.<name>.``) so that a folder's owner can
+    sweep leftovers by pattern; ``durable`` flushes the file to disk before the rename, so
+    that a machine crash cannot leave a complete-looking name with lost content.
     """
     path = Path(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    pre = f".{path.name}." if prefix is None else prefix
+    fd, tmp_name = tempfile.mkstemp(prefix=pre, suffix=suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        if durable:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
@@ -55,14 +67,17 @@ def atomic_write(
     return path
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write UTF-8 ``text`` to ``path`` atomically."""
-    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def atomic_write_text(path: str | os.PathLike[str], text: str, **options: Any) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically (``options``: see :func:`atomic_write`)."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), **options)
 
 
-def atomic_write_json(path: str | os.PathLike[str], data: Any, indent: int = 2) -> Path:
-    """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
-    return atomic_write_text(path, json.dumps(data, indent=indent) + "\n")
+def atomic_write_json(
+    path: str | os.PathLike[str], data: Any, indent: int = 2, **options: Any
+) -> Path:
+    """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically
+    (``options``: see :func:`atomic_write`)."""
+    return atomic_write_text(path, json.dumps(data, indent=indent) + "\n", **options)
 
 
 def download_file(

@@ -6,6 +6,12 @@
 #   ONLY=elmo-mini bash results/regenerate.sh   # only steps whose name matches (a second
 #                                               # worker; steps are marked done when finished)
 #
+# Not made here (each is its own documented command in docs/results.md): the Brown genre
+# probes (python -m probing probe --task genre …), the paired pooling differences
+# (python -m probing.probes.sentence …), ELMo's direction split
+# (python -m probing.analyses.elmo_directions …) and the attention-parser tables
+# (python -m probing attention-stats … --out results/attention/<model>).
+#
 # Each step is one CLI run that writes its own files, so a step is the unit of
 # checkpointing: a step whose marker exists in $STATE is skipped on a re-run.
 # TRAIN_SENTENCES / TRAIN_WORDS cap the training split ("all" = the whole split, what the
@@ -23,6 +29,7 @@ DEV_SENTENCES="${DEV_SENTENCES:-all}"        # dev sentences (C and best layer a
 UD_TEST="${UD_TEST:-all}"                    # UD-EWT test sentences (all: 2,077)
 SEMCOR_TEST="${SEMCOR_TEST:-all}"            # SemCor test sentences (all: 2,555)
 SEEDS="${SEEDS:-3}"
+EDGE_SENTENCES="${EDGE_SENTENCES:-4000}"     # deprel and structural probes: training sentences
 OUT=results
 mkdir -p "$STATE" "$OUT"
 [[ "${FORCE:-0}" == 1 ]] && rm -f "$STATE"/*.done
@@ -41,11 +48,15 @@ step() {  # step NAME COMMAND...: run once, then mark done
   rm -f "$STATE/$name.running"
 }
 
-probe() {  # probe MODEL TASK DATASET TRAIN_SENTENCES TEST_SENTENCES
-  step "$1__$3__$2" python -m probing probe --model "$1" --task "$2" --dataset "$3" \
-    --max-train-sentences "$4" --max-train-words "$TRAIN_WORDS" --max-dev-sentences \
-    "$DEV_SENTENCES" --max-test-sentences "$5" --seeds "$SEEDS" --mdl --n-boot 1000 \
-    --plotlyjs cdn --quiet --overwrite --out "$OUT"
+probe() {  # probe MODEL TASK DATASET TRAIN_SENTENCES TEST_SENTENCES [EXTRA ARGS...]
+  local model=$1 task=$2 dataset=$3 train=$4 test=$5; shift 5
+  step "${model}__${dataset}__${task}" python -m probing probe --model "$model" --task "$task" \
+    --dataset "$dataset" --max-train-sentences "$train" --max-dev-sentences "$DEV_SENTENCES" \
+    --max-test-sentences "$test" --n-boot 1000 --plotlyjs cdn --quiet --overwrite \
+    --save-probes --out "$OUT" "$@"
+}
+tagging() {  # tagging MODEL TASK DATASET TRAIN TEST: several seeds, MDL, all training words
+  probe "$@" --max-train-words "$TRAIN_WORDS" --seeds "$SEEDS" --mdl
 }
 
 # Cheap analyses first.
@@ -54,11 +65,21 @@ step contextuality python -m probing contextuality --model minilm-l6 --model elm
 step head-statistics python -m probing attention-stats --model minilm-l6 --dataset ud-ewt \
   --split dev --n-sentences 200 --out "$OUT/head-statistics" --quiet
 
-# Probes: both models, each task (POS first: the headline numbers).
-for model in minilm-l6 elmo-mini; do probe "$model" pos ud-ewt "$UD_SENTENCES" "$UD_TEST"; done
-for task in supersense wsd ptb-pos; do
-  for model in minilm-l6 elmo-mini; do
-    probe "$model" "$task" semcor "$SEMCOR_SENTENCES" "$SEMCOR_TEST"
+MODELS="minilm-l6 elmo-mini"
+# Probes, most-cited first: UPOS on UD-EWT (the headline), then SemCor's sense tasks.
+for model in $MODELS; do tagging "$model" pos ud-ewt "$UD_SENTENCES" "$UD_TEST"; done
+for model in $MODELS; do
+  # Edge probe: 4,000 training sentences' arcs, 20,000 arcs per fit (37 labels, 2 x dim).
+  probe "$model" deprel ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
+    --seeds "$SEEDS"
+done
+for task in supersense wsd; do
+  for model in $MODELS; do tagging "$model" "$task" semcor "$SEMCOR_SENTENCES" "$SEMCOR_TEST"; done
+done
+for task in dep-distance dep-depth; do  # structural probes (Hewitt & Manning), rank 128
+  for model in $MODELS; do
+    probe "$model" "$task" ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000
   done
 done
+for model in $MODELS; do tagging "$model" ptb-pos semcor "$SEMCOR_SENTENCES" "$SEMCOR_TEST"; done
 echo "all done ($(date -u +%H:%M:%S))"

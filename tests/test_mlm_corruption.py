@@ -73,3 +73,20 @@ def test_errors(mlm, minilm):
         corrupt_and_predict(minilm, TEXT, "bag", "keep")
     with pytest.raises(ValueError, match="mode"):
         corrupt_and_predict(mlm, TEXT, "bag", "swap")
+
+
+def test_shown_tokens_go_only_where_the_masks_are(mlm):
+    from probing.analyses.fill_mask import prepare
+
+    masked = prepare(mlm, "The doctor picked up her [MASK] and left.")
+    pos = masked.mask_positions[0]
+    bag = mlm.vocabulary()["bag"]
+    kept = mlm.mask_logits(masked.tokenized, shown={pos: bag})
+    assert torch.allclose(
+        kept[0].softmax(-1),
+        _direct_probs(mlm, "The doctor picked up her bag and left.", "bag"),
+        atol=1e-5,
+    )
+    with pytest.raises(ValueError, match="not mask positions"):
+        mlm.mask_logits(masked.tokenized, shown={pos - 1: bag})
+    assert not set(mlm.vocabulary().values()) & set(mlm.tokenizer.all_special_ids)

@@ -102,3 +102,69 @@ def test_page_says_how_to_train_when_no_probes(monkeypatch, tmp_path):
     at = AppTest.from_file(PAGE, default_timeout=180).run()
     assert not at.exception
     assert any("--save-probes" in i.value for i in at.info)
+
+
+@pytest.fixture(scope="module")
+def wsd_trained(minilm, tmp_path_factory):
+    """Sense centroids from 300 SemCor training sentences at layers 0 and 3, saved with a
+    byte budget that keeps only some lemmas' centroids."""
+    from probing.datasets import read_sentences
+    from probing.features import features_of_sentences
+    from probing.probes.wsd import NearestSenseClassifier, lemma_key
+
+    sents = list(itertools.islice(read_sentences("semcor", "train"), 300))
+    feats = features_of_sentences(minilm, sents, "sense", layers=None)
+    lemmas = [lemma_key(s) for s in feats.labels]
+    clfs = {
+        la: NearestSenseClassifier().fit(feats.layer(la), feats.labels, lemmas) for la in LAYERS
+    }
+    root = tmp_path_factory.mktemp("results-wsd")
+    stem = probe_dir(root) / "minilm-l6__semcor__wsd"
+    save_probes(clfs, stem, {"task": "wsd"}, max_wsd_bytes=60 * 2 * 384 * len(LAYERS))
+    return root, feats, np.asarray(lemmas), clfs, SavedProbes.load(stem)
+
+
+def test_saved_sense_centroids_predict_like_the_fitted_classifier(wsd_trained):
+    _, feats, lemmas, clfs, saved = wsd_trained
+    rows, cov = saved.info["centroid_rows"], saved.info["centroid_coverage"]
+    assert saved.kind == "wsd-centroids" and 0 < cov["kept_lemmas"] < cov["polysemous_lemmas"]
+    assert sum(len(saved.info["senses"][k]) for k in rows) <= 60  # the byte budget held
+    X = feats.layer(3)
+    senses, source, cos = saved.predict_senses(3, X, list(lemmas))
+    fitted = clfs[3].predict(X, lemmas)
+    kept = np.isin(lemmas, list(rows))
+    assert kept.sum() > 50 and (source[kept] == "nn").all()
+    assert np.mean(senses[kept] == fitted[kept]) >= 0.99  # float16 centroids: ties may flip
+    assert np.isfinite(cos[kept]).all() and np.isnan(cos[~kept]).all()
+    # Lemmas without kept centroids: their most frequent training sense, or the only one.
+    for i in np.flatnonzero(~kept)[:200]:
+        train_senses = feats.labels[lemmas == lemmas[i]]
+        values, counts = np.unique(train_senses, return_counts=True)
+        assert senses[i] in values[counts == counts.max()]
+        assert source[i] == ("only" if len(values) == 1 else "mfs")
+    assert saved.predict_senses(3, X[:1], ["notaword%n"])[1][0] == "unseen"
+
+
+def test_lens_labels_content_words_with_senses_and_glosses(wsd_trained, trained, minilm):
+    from probing.analyses.probe_lens import sense_label
+
+    root, *_, saved = wsd_trained
+    _, sents, *_ = trained
+    s = next(x for x in sents if {"NOUN", "VERB"} <= set(x.labels["upos"]))
+    enc = minilm.encode([s.words], windowed=True)[0]
+    res = apply_lens(enc, {"wsd": saved}, s.labels)
+    wsd = res.labels.query("task == 'wsd'")
+    content = {i for i, u in enumerate(s.labels["upos"]) if u in {"NOUN", "VERB", "ADJ", "ADV"}}
+    assert set(wsd["word_index"]) == content
+    assert set(wsd["layer"]) == set(LAYERS)
+    # The lens's answer is the saved probe's on the same (float16-rounded) vectors.
+    layers = np.asarray(enc.layers, dtype=np.float16).astype(np.float32)
+    top = wsd[wsd["layer"] == 3].sort_values("word_index")
+    expect = saved.predict_senses(3, layers[3][top["word_index"].to_numpy()], list(top["lemma"]))
+    seen = expect[1] != "unseen"
+    assert (top["sense_key"].to_numpy()[seen] == expect[0][seen]).all()
+    answered = top[top["sense_key"] != ""]
+    assert len(answered) and (answered["gloss"].str.len() > 0).all()
+    pairs = zip(answered["label"], answered["sense_key"], strict=True)
+    assert all(lab == sense_label(k) for lab, k in pairs)
+    assert sense_label("bank%1:14:00::").startswith("bank.n.")

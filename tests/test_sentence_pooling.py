@@ -177,3 +177,13 @@ def test_genre_probe_on_elmo_reports_per_layer_with_document_intervals(tmp_path,
     assert d["accuracy_b"] == pytest.approx(last["max"])
     assert d["difference"] == pytest.approx(last["mean"] - last["max"])
     assert d["ci_low"] <= d["difference"] <= d["ci_high"]
+
+
+def test_paired_difference_layer_is_last_or_a_layer_number_never_minus_one():
+    from probing.errors import InvalidArgumentError
+    from probing.probes.sentence import _layer_index
+
+    assert _layer_index("last", 7) == 6 and _layer_index(3, 7) == 3 and _layer_index("0", 7) == 0
+    for bad in (-1, 7, "x", None):  # -1 names the static vectors elsewhere: refused here
+        with pytest.raises(InvalidArgumentError, match="'last' or a number from 0 to 6"):
+            _layer_index(bad, 7)

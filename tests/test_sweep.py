@@ -228,6 +228,9 @@ def test_the_example_spec_parses():
         ({"training": {"max_train_words": "many"}}, "takes integers"),
         ({"training": {"Cs": [0]}}, "positive"),
         ({"extraction": {"dtype": "int8"}}, "extraction.dtype"),
+        # "auto" resolves per machine: nodes of one cluster could key features differently.
+        ({"extraction": {"dtype": "auto"}}, "extraction.dtype"),
+        ({"extraction": {"pooling": "max"}}, "extraction.pooling"),
         ({"modles": ["x"]}, "unknown key(s) modles"),
     ],
 )
@@ -235,6 +238,17 @@ def test_bad_specs_raise_a_typed_error_naming_the_key(change, message):
     with pytest.raises(SweepError) as err:
         parse_spec({**TINY, **change})
     assert message in str(err.value)
+
+
+def test_bf16_extraction_is_a_spec_choice_and_part_of_the_extraction_key():
+    from probing.sweep.grid import extraction_jobs
+
+    fp32 = parse_spec(TINY)
+    bf16 = parse_spec({**TINY, "extraction": {"dtype": "bfloat16"}})
+    assert bf16.dtype == "bfloat16"
+    ids32 = {j.id for j in extraction_jobs(fp32)}
+    ids16 = {j.id for j in extraction_jobs(bf16)}
+    assert ids32 and not ids32 & ids16
 
 
 def test_spec_file_errors(tmp_path):

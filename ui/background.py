@@ -13,6 +13,7 @@ limits like any other heavy job.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -24,7 +25,6 @@ import streamlit as st
 
 from probing.budget import Budget
 from probing.config import limits
-from probing.errors import JobStoppedError
 from ui import jobs
 
 Report = Callable[[float, str], None]  # (fraction done 0..1, text)
@@ -74,23 +74,22 @@ def session_key(name: str) -> str:
 
 def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
     """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free."""
-    sem, _waiting = jobs._gate()
     # The job's budget (time, memory, and the browser session still open: a change of page
     # keeps the session, a closed tab ends it) as for any heavy job.
     alive, lim = jobs.session_alive(), limits()
     run = Run(label)
 
     def target() -> None:
+        def waiting(n: int) -> contextlib.AbstractContextManager:
+            run.report(0.0, f"{label}: waiting for {n} other job(s) on this server…")
+            return contextlib.nullcontext()
+
         try:
-            if not sem.acquire(blocking=False):
-                run.report(0.0, f"{label}: waiting for a free slot on this server…")
-                if not jobs._acquire(sem, alive):
-                    raise JobStoppedError("The server is busy; please try again in a few minutes.")
-            try:
-                with Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive):
-                    run.result = work(ProgressSink(run))
-            finally:
-                sem.release()
+            with (
+                jobs.slot(alive, waiting),
+                Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive),
+            ):
+                run.result = work(ProgressSink(run))
         except BaseException as exc:  # handed to the page, which shows it
             run.error = exc
         finally:

@@ -47,6 +47,10 @@ def session_alive() -> Callable[[], bool]:
     return lambda: runtime.is_active_session(session_id)
 
 
+class ServerBusyError(JobStoppedError):
+    """No heavy-job slot came free within :data:`WAIT_S`."""
+
+
 def _acquire(sem: threading.BoundedSemaphore, alive: Callable[[], bool]) -> bool:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
@@ -58,24 +62,50 @@ def _acquire(sem: threading.BoundedSemaphore, alive: Callable[[], bool]) -> bool
 
 
 @contextlib.contextmanager
+def slot(
+    alive: Callable[[], bool],
+    waiting: Callable[[int], contextlib.AbstractContextManager] | None = None,
+) -> Iterator[None]:
+    """Hold one of the server's heavy-job slots for the body.
+
+    When every slot is taken, waits up to :data:`WAIT_S` inside ``waiting(jobs ahead)`` (a
+    spinner, a progress note). Raises JobStoppedError when the page is closed meanwhile and
+    ServerBusyError when no slot comes free in time.
+    """
+    sem, queue = _gate()
+    acquired = sem.acquire(blocking=False)
+    if not acquired:
+        queue[0] += 1
+        try:
+            with waiting(queue[0]) if waiting else contextlib.nullcontext():
+                acquired = _acquire(sem, alive)
+        finally:
+            queue[0] -= 1
+    if not acquired:
+        raise ServerBusyError("The server is busy; please try again in a few minutes.")
+    try:
+        yield
+    finally:
+        sem.release()
+
+
+@contextlib.contextmanager
 def heavy_job(
     label: str, *, seconds: float | None = None, memory_bytes: int | None = None
 ) -> Iterator[Budget]:
     """Run the body when a heavy-job slot is free, under the job budget (see module doc);
     show a waiting message meanwhile. ``seconds`` / ``memory_bytes`` override the budget."""
-    sem, waiting = _gate()
     alive = session_alive()
-    if sem.acquire(blocking=False):
-        acquired = True
-    else:
-        waiting[0] += 1
-        try:
-            with st.spinner(f"{label}: waiting for {waiting[0]} other job(s) on this server…"):
-                acquired = _acquire(sem, alive)
-        finally:
-            waiting[0] -= 1
-    if not acquired:
-        st.error("The server is busy; please try again in a few minutes.")
+    held = contextlib.ExitStack()
+    try:
+        held.enter_context(
+            slot(
+                alive,
+                lambda n: st.spinner(f"{label}: waiting for {n} other job(s) on this server…"),
+            )
+        )
+    except ServerBusyError as exc:
+        st.error(str(exc))
         st.stop()
     lim = limits()
     budget = Budget(
@@ -84,10 +114,9 @@ def heavy_job(
         what=label,
         alive=alive,
     )
-    try:
-        with budget:
-            yield budget
-    except BudgetExceeded:  # fired just as the body ended, past the budget's own handler
-        raise JobStoppedError(budget.reason or f"{label} was stopped.") from None
-    finally:
-        sem.release()
+    with held:
+        try:
+            with budget:
+                yield budget
+        except BudgetExceeded:  # fired just as the body ended, past the budget's own handler
+            raise JobStoppedError(budget.reason or f"{label} was stopped.") from None

@@ -19,7 +19,7 @@ other masks being unknown too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +32,7 @@ from probing.encoders.bert_mlm import mlm_head_logits  # noqa: F401
 from probing.errors import (
     EmptyInputError,
     InvalidArgumentError,
+    MultiPieceTargetError,
     NoMaskError,
     NoMLMHeadError,
     TooManyMasksError,
@@ -92,26 +93,36 @@ class MaskPrediction:
 
 @dataclass(frozen=True)
 class MaskedInput:
-    """A fill-mask input as the model sees it.
+    """A fill-mask input as the model sees it: the encoder's :class:`MaskedPieces` plus where
+    each mask sits among the user's words.
 
     Attributes:
-        text: the text fed to the tokenizer (user masks replaced by the model's own token).
-        pieces: the model's pieces, special tokens included (n_pieces,).
-        input_ids: their vocabulary ids (n_pieces,).
-        mask_positions: piece index of each mask, in reading order (n_masks,).
+        tokenized: the encoder's own tokenisation (text, pieces, ids, mask positions, inputs).
         word_indices: word index of each mask, or None (see MaskPrediction) (n_masks,).
-        encoding: the model's forward inputs (``input_ids``, ``attention_mask``, …), each
-            (1, n_pieces).
-        tokenized: the encoder's own tokenisation, for its ``mask_logits`` methods.
     """
 
-    text: str
-    pieces: list[str]
-    input_ids: list[int]
-    mask_positions: list[int]
+    tokenized: MaskedPieces
     word_indices: list[int | None]
-    encoding: dict[str, torch.Tensor] = field(repr=False)
-    tokenized: MaskedPieces = field(repr=False)
+
+    @property
+    def text(self) -> str:
+        """The text fed to the tokenizer (user masks replaced by the model's own token)."""
+        return self.tokenized.text
+
+    @property
+    def pieces(self) -> list[str]:
+        """The model's pieces, special tokens included (n_pieces,)."""
+        return self.tokenized.pieces
+
+    @property
+    def input_ids(self) -> list[int]:
+        """Their vocabulary ids (n_pieces,)."""
+        return self.tokenized.input_ids
+
+    @property
+    def mask_positions(self) -> list[int]:
+        """Piece index of each mask, in reading order (n_masks,)."""
+        return self.tokenized.mask_positions
 
 
 @dataclass(frozen=True)
@@ -210,7 +221,7 @@ def _mask_word_indices(text: str) -> list[int | None]:
     return out
 
 
-def _masked_lm(encoder: Encoder) -> MaskedLM:
+def masked_lm(encoder: Encoder) -> MaskedLM:
     """``encoder`` as a MaskedLM, or NoMLMHeadError saying what to pick instead."""
     if not isinstance(encoder, MaskedLM):
         raise NoMLMHeadError(
@@ -218,6 +229,30 @@ def _masked_lm(encoder: Encoder) -> MaskedLM:
             "Pick a model with one (e.g. minilm-l6-mlm, bert-base-uncased)."
         )
     return encoder
+
+
+def single_piece(encoder: Encoder, word: str) -> tuple[str, int]:
+    """The one vocabulary piece ``encoder`` reads ``word`` as inside a sentence (with its
+    leading space, for byte-level BPE): its readable label and its id.
+
+    Raises:
+        EmptyInputError: a blank word.
+        NoMLMHeadError: the encoder has no MLM head.
+        MultiPieceTargetError: the model splits the word (a mask stands for one piece).
+    """
+    mlm = masked_lm(encoder)
+    word = word.strip()
+    if not word:
+        raise EmptyInputError("Type a word.")
+    pieces, word_ids = mlm.tokenize([word])
+    own = [p for p, w in zip(pieces, word_ids, strict=True) if w == 0]
+    if len(own) != 1:
+        raise MultiPieceTargetError(
+            f"{mlm.info.name} reads {word!r} as {len(own)} pieces ({' '.join(own)}); a mask "
+            "stands for one piece, so pick a word it reads as one piece (or one of these)."
+        )
+    token_id = int(mlm.vocabulary()[own[0]])
+    return mlm.token_labels([token_id])[0], token_id
 
 
 def prepare(encoder: Encoder, text: str, max_masks: int = DEFAULT_MAX_MASKS) -> MaskedInput:
@@ -228,22 +263,13 @@ def prepare(encoder: Encoder, text: str, max_masks: int = DEFAULT_MAX_MASKS) -> 
         EmptyInputError, NoMaskError, TooManyMasksError: see :func:`check_text`.
         InputTooLongError: more pieces than the model takes.
     """
-    mlm = _masked_lm(encoder)
+    mlm = masked_lm(encoder)
     check_text(text, max_masks)
     clean = CONTROL_RE.sub(" ", text)
     # The text between masks, each mask taking the whitespace before it; the leading space
     # is given once to the whole text so that a mask at the very start swallows it too.
     parts = _MASK_WITH_SPACE_RE.split(" " + clean.strip())
-    pieces = mlm.tokenize_masked(parts)
-    return MaskedInput(
-        text=pieces.text,
-        pieces=pieces.pieces,
-        input_ids=pieces.input_ids,
-        mask_positions=pieces.mask_positions,
-        word_indices=_mask_word_indices(clean),
-        encoding=dict(pieces.inputs),
-        tokenized=pieces,
-    )
+    return MaskedInput(tokenized=mlm.tokenize_masked(parts), word_indices=_mask_word_indices(clean))
 
 
 # -- predictions -----------------------------------------------------------------------
@@ -267,9 +293,9 @@ def fill_mask(
     Raises:
         NoMLMHeadError, EmptyInputError, NoMaskError, TooManyMasksError, InputTooLongError.
     """
-    mlm = _masked_lm(encoder)
+    mlm = masked_lm(encoder)
     masked = prepare(mlm, text, max_masks)
-    return _predictions(mlm, masked, mlm.mask_logits(masked.tokenized), top_k)
+    return predictions(mlm, masked, mlm.mask_logits(masked.tokenized), top_k)
 
 
 def _check_top_k(top_k: int, vocab: int) -> int:
@@ -278,10 +304,10 @@ def _check_top_k(top_k: int, vocab: int) -> int:
     return int(top_k)
 
 
-def _predictions(
+def predictions(
     encoder: MaskedLM, masked: MaskedInput, mask_logits: torch.Tensor, top_k: int
 ) -> list[MaskPrediction]:
-    """Top-k per mask from (n_masks, vocab) logits."""
+    """Top-k per mask of ``masked`` from its (n_masks, vocab) logits."""
     top_k = _check_top_k(top_k, mask_logits.shape[-1])
     probs = torch.softmax(mask_logits.float(), dim=-1)
     top_p, top_i = probs.topk(top_k, dim=-1)  # sorted, most probable first
@@ -323,7 +349,7 @@ def fill_mask_by_layer(
     Raises:
         as :func:`fill_mask`; NoMLMHeadError also when the head cannot be applied per layer.
     """
-    mlm = _masked_lm(encoder)
+    mlm = masked_lm(encoder)
     masked = prepare(mlm, text, max_masks)
     pos = masked.mask_positions
     logits = mlm.mask_logits_by_layer(masked.tokenized)  # (L+1, n_masks, vocab)

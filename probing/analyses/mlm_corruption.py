@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 
-from probing.analyses.fill_mask import (
-    MaskPrediction,
-    _predictions,  # the fill-mask page's top-k formatting, so both read the same
-    fill_mask,
-    prepare,
-)
-from probing.errors import MultiPieceTargetError, TargetNotFoundError
+from probing.analyses.fill_mask import MaskPrediction, predictions, prepare, single_piece
+from probing.encoders.base import Encoder, MaskedLM
+from probing.errors import TargetNotFoundError
 
 MODES: tuple[str, ...] = ("mask", "random", "keep")
 RECIPE = {"mask": 0.8, "random": 0.1, "keep": 0.1}
@@ -67,29 +62,20 @@ def _masked_text(text: str, target: str) -> str:
     return pattern.sub("[MASK]", text, count=1)
 
 
-def single_piece_id(encoder: Any, word: str) -> int:
-    """Vocabulary id of ``word`` as the model reads it inside a sentence (with its leading
-    space for byte-level BPE); MultiPieceTargetError when the model splits it."""
-    pieces, word_ids = encoder.tokenize([word])
-    own = [p for p, w in zip(pieces, word_ids, strict=True) if w == 0]
-    if len(own) != 1:
-        raise MultiPieceTargetError(
-            f"{encoder.info.name} splits {word!r} into {len(own)} pieces ({' '.join(own)}); "
-            "pick a word it reads as one piece."
-        )
-    return int(encoder.tokenizer.convert_tokens_to_ids(own[0]))
+def single_piece_id(encoder: MaskedLM, word: str) -> int:
+    """Vocabulary id of ``word`` as the model reads it inside a sentence (see
+    :func:`probing.analyses.fill_mask.single_piece`); MultiPieceTargetError when split."""
+    return single_piece(encoder, word)[1]
 
 
-def random_word_id(encoder: Any, seed: int = 0, avoid: int | None = None) -> int:
+def random_word_id(encoder: MaskedLM, seed: int = 0, avoid: int | None = None) -> int:
     """A seeded random whole-word piece of the model's vocabulary (see the module doc)."""
-    tok = encoder.tokenizer
-    special = set(tok.all_special_ids)
-    vocab = tok.get_vocab()
+    vocab = encoder.vocabulary()
     # Byte-level BPE / SentencePiece mark a word's start; WordPiece marks a continuation.
     marked = any(p.startswith(("Ġ", "▁")) for p in vocab)
     words = []
     for piece, i in vocab.items():
-        if i in special or i == avoid:
+        if i == avoid:
             continue
         if marked and not piece.startswith(("Ġ", "▁")):
             continue
@@ -101,7 +87,7 @@ def random_word_id(encoder: Any, seed: int = 0, avoid: int | None = None) -> int
 
 @torch.inference_mode()
 def corrupt_and_predict(
-    encoder: Any,
+    encoder: Encoder,
     text: str,
     target: str,
     mode: str = "mask",
@@ -113,7 +99,7 @@ def corrupt_and_predict(
     """The MLM's top-k at ``target``'s position when it is masked, replaced or kept.
 
     Args:
-        encoder: a TransformersEncoder with an MLM head.
+        encoder: a :class:`~probing.encoders.base.MaskedLM` (others raise NoMLMHeadError).
         text: the sentence.
         target: a word of it (first whole-word occurrence; the model must read it as one
             piece, so that "kept" and the probability of the target are well defined).
@@ -129,33 +115,26 @@ def corrupt_and_predict(
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     masked_text = _masked_text(text, target)
     masked = prepare(encoder, masked_text, max_masks=1)  # NoMLMHeadError for head-less models
-    target_id = single_piece_id(encoder, target)
+    mlm: MaskedLM = encoder  # type: ignore[assignment]  # prepare checked the capability
+    target_id = single_piece_id(mlm, target)
     pos = masked.mask_positions[0]
     if mode == "mask":
-        shown_id = encoder.tokenizer.mask_token_id
-        pred = fill_mask(encoder, masked_text, top_k=top_k, max_masks=1)[0]
-        logits = None
+        shown_id = masked.input_ids[pos]
+    elif mode == "keep":
+        shown_id = target_id
+    elif replacement:
+        shown_id = single_piece_id(mlm, replacement)
     else:
-        if mode == "keep":
-            shown_id = target_id
-        elif replacement:
-            shown_id = single_piece_id(encoder, replacement)
-        else:
-            shown_id = random_word_id(encoder, seed, avoid=target_id)
-        ids = masked.encoding["input_ids"].clone()
-        ids[0, pos] = shown_id
-        inputs = {**masked.encoding, "input_ids": ids}
-        inputs = {k: v.to(encoder.device) for k, v in inputs.items()}
-        logits = encoder.mlm(**inputs).logits[0, [pos]]  # (1, vocab): the fill-mask call
-        pred = _predictions(encoder, masked, logits, top_k)[0]
-    if logits is None:  # mask mode: the target's rank needs the full distribution
-        inputs = {k: v.to(encoder.device) for k, v in masked.encoding.items()}
-        logits = encoder.mlm(**inputs).logits[0, [pos]]
-    probs = torch.softmax(logits[0].float(), dim=-1)
+        shown_id = random_word_id(mlm, seed, avoid=target_id)
+    # The fill-mask call itself, with the chosen token at the position (mask mode: unchanged).
+    logits = mlm.mask_logits(masked.tokenized, shown={pos: shown_id})  # (1, vocab)
+    pred = predictions(mlm, masked, logits, top_k)[0]
+    probs = torch.softmax(logits[0], dim=-1)
     p_target = float(probs[target_id])
     rank = int((probs > probs[target_id]).sum()) + 1
     pieces = list(masked.pieces)
-    pieces[pos] = encoder.tokenizer.convert_ids_to_tokens(int(shown_id))
+    if mode != "mask":  # readable label (no byte-level "Ġ"), as fill-mask shows candidates
+        pieces[pos] = mlm.token_labels([int(shown_id)])[0]
     return CorruptionResult(
         mode=mode,
         target=target,

@@ -70,7 +70,7 @@ class NspResult:
 
 
 def _source(name_or_path: str, allow_paths: bool) -> str:
-    from probing.models.registry import ENTRIES, _looks_like_hub_id
+    from probing.models.registry import ENTRIES, looks_like_hub_id
 
     if name_or_path in ("minilm-l6", "minilm-l6-mlm"):
         from probing.models.embedded import minilm_dir
@@ -85,7 +85,7 @@ def _source(name_or_path: str, allow_paths: bool) -> str:
         if not allow_paths:
             raise DemoModeError("The shared demo loads registry models and hub ids only.")
         return str(path)
-    if _looks_like_hub_id(name_or_path):
+    if looks_like_hub_id(name_or_path):
         return name_or_path
     raise UnknownModelError(
         f"Unknown model {name_or_path!r}: give a hub id (google-bert/bert-base-uncased) or a "

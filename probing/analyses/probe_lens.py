@@ -3,7 +3,9 @@
 Given an :class:`~probing.encoding.Encoding` and the probes saved with a model's results
 (:mod:`probing.probes.saved`), :func:`apply_lens` gives, per task, word and layer, what the
 probe predicts and how sure it is, and the first layer from which the prediction stays the
-top layer's answer. Structural probes give a tree per layer (the minimum spanning tree of
+top layer's answer. The word-sense probe (nearest SemCor sense centroid) labels content
+words — nouns, verbs, adjectives, adverbs by the gold UPOS or else by the UPOS probe's
+top-layer answer — with a WordNet sense and its gloss. Structural probes give a tree per layer (the minimum spanning tree of
 the predicted distances; the root = the word of least predicted depth). With a gold UD
 sentence, each answer is marked right or wrong, and ``deprel`` is probed on the gold arcs
 (an edge probe needs a head for every word; a typed sentence has none).
@@ -24,7 +26,7 @@ from probing.probes.edge import base_relation
 from probing.probes.saved import SavedProbes, probe_dir
 from probing.probes.structural import gold_edges, mst_edges
 
-LENS_TASKS = ("pos", "xpos", "deprel", "supersense", "dep-distance", "dep-depth")
+LENS_TASKS = ("pos", "xpos", "deprel", "supersense", "wsd", "dep-distance", "dep-depth")
 GOLD_FIELDS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel"}
 
 
@@ -84,6 +86,8 @@ def apply_lens(
     frames, trees = [], {}
     heads = [int(h) for h in gold["head"]] if gold and "head" in gold else None
     for task, probe in probes.items():
+        if probe.kind == "wsd-centroids":
+            continue  # needs the POS answers: below
         if probe.kind == "linear":
             if task == "deprel":
                 if heads is None:
@@ -100,6 +104,9 @@ def apply_lens(
             trees["dep-depth"] = {
                 la: int(np.argmin(probe.predict(la, layers[la]))) for la in probe.layers
             }
+    if "wsd" in probes:
+        frames.append(_wsd(probes["wsd"], layers, words, _content_words(words, frames, gold)))
+    frames = [f for f in frames if not f.empty]
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return LensResult(
         words=words,
@@ -113,16 +120,22 @@ def apply_lens(
 
 def _labels(task, probe, layers, words, rows, truth, shown=None) -> pd.DataFrame:  # noqa: ANN001
     """Per layer predictions of a linear probe for the instances ``rows``."""
-    out = []
     per_layer = {}
     for la in probe.layers:
         X = layers[la][rows] if not callable(rows) else rows(la)
         proba = probe.predict_proba(la, X)
         per_layer[la] = (probe.classes[proba.argmax(1)], proba.max(1))
-    top = max(per_layer)
-    final = per_layer[top][0]
+    return _rows(task, per_layer, words, shown if shown is not None else rows, truth)
+
+
+def _rows(task, per_layer, words, idx, truth, extra=None) -> pd.DataFrame:  # noqa: ANN001
+    """The tidy rows of one task from ``{layer: (labels, confidences)}`` over words ``idx``;
+    ``extra(layer, k)`` adds columns to instance k's row."""
+    if not per_layer or not len(idx):
+        return pd.DataFrame()
+    final = per_layer[max(per_layer)][0]
     first = _first_stable(per_layer, final)
-    idx = shown if shown is not None else rows
+    out = []
     for la, (pred, conf) in per_layer.items():
         for k, i in enumerate(idx):
             g = None if truth is None else truth[k]
@@ -132,9 +145,116 @@ def _labels(task, probe, layers, words, rows, truth, shown=None) -> pd.DataFrame
                     "label": str(pred[k]), "confidence": float(conf[k]),
                     "final": str(final[k]), "first_layer": int(first[k]),
                     "gold": g, "correct": None if g is None else bool(pred[k] == g),
+                    **(extra(la, k) if extra else {}),
                 }
             )  # fmt: skip
     return pd.DataFrame(out)
+
+
+def _content_words(words, frames, gold) -> list[tuple[int, str]]:  # noqa: ANN001
+    """(word index, lemma key ``lemma%n``) of the nouns, verbs, adjectives and adverbs: POS
+    from the gold UPOS, else from the UPOS probe's top-layer answer (none without either);
+    lemma from the gold lemma, else WordNet's morphological lookup."""
+    from probing.datasets.wordnet import wordnet_pos
+
+    upos = gold.get("upos") if gold else None
+    if upos is None:
+        pos_rows = [f for f in frames if not f.empty and f["task"].iat[0] == "pos"]
+        if not pos_rows:
+            return []
+        top = pos_rows[0][pos_rows[0]["layer"] == pos_rows[0]["layer"].max()]
+        upos = dict(zip(top["word_index"], top["final"], strict=True))
+        upos = [upos.get(i, "X") for i in range(len(words))]
+    lemmas = gold.get("lemma") if gold else None
+    out = []
+    for i, word in enumerate(words):
+        letter = wordnet_pos(upos[i]) if upos[i] != "PROPN" else None
+        if letter is None:
+            continue
+        lemma = lemmas[i] if lemmas else _morphy(word, letter)
+        out.append((i, f"{'_'.join(lemma.lower().split())}%{letter}"))
+    return out
+
+
+def _morphy(word: str, letter: str) -> str:
+    """WordNet's base form of ``word`` as ``letter`` (the word itself without WordNet)."""
+    from probing.datasets.wordnet import wordnet
+
+    try:
+        return wordnet().morphy(word.lower(), letter) or word.lower()
+    except Exception:  # noqa: BLE001 - no WordNet files: the surface form is the best guess
+        return word.lower()
+
+
+def _wsd(probe, layers, words, targets) -> pd.DataFrame:  # noqa: ANN001
+    """Per layer the nearest sense centroid of each content word (see SavedProbes.predict_senses);
+    a lemma unseen in training gets WordNet's first sense at every layer."""
+    if not targets:
+        return pd.DataFrame()
+    idx = [i for i, _ in targets]
+    keys = [k for _, k in targets]
+    per_layer, sources = {}, {}
+    for la in probe.layers:
+        senses, src, cos = probe.predict_senses(la, layers[la][idx], keys)
+        unseen = src == "unseen"
+        if unseen.any():
+            senses = senses.astype(object)
+            senses[unseen] = [_first_sense(k) for k in np.asarray(keys)[unseen]]
+            src = np.where(unseen & (senses != ""), "wordnet-first", src)
+        per_layer[la] = (senses.astype(str), cos)
+        sources[la] = src
+    keys_seen = {s for pred, _ in per_layer.values() for s in pred}
+    glosses = {s: _gloss(s) for s in keys_seen}
+    names = {s: sense_label(s) for s in keys_seen}
+    table = _rows(
+        "wsd", per_layer, words, idx, None,
+        extra=lambda la, k: {"lemma": keys[k], "source": str(sources[la][k]),
+                             "sense_key": per_layer[la][0][k],
+                             "gloss": glosses[per_layer[la][0][k]]},
+    )  # fmt: skip
+    # Readable labels ("bank.n.2": WordNet's 2nd noun sense of bank); keys stay in sense_key.
+    table["label"] = table["label"].map(names)
+    table["final"] = table["final"].map(names)
+    return table
+
+
+def sense_label(sense_key: str) -> str:
+    """``bank%1:14:00::`` -> ``bank.n.2`` (lemma, POS, rank of the sense in WordNet's order
+    for that lemma); the key itself without WordNet, "—" for no sense."""
+    if not sense_key:
+        return "—"
+    try:
+        from probing.datasets.wordnet import wordnet
+
+        wn = wordnet()
+        lemma = wn.lemma_from_key(sense_key)
+        synset = lemma.synset()
+        pos = "a" if synset.pos() == "s" else synset.pos()
+        ranked = wn.synsets(lemma.name(), pos=pos)
+        return f"{lemma.name().lower()}.{pos}.{ranked.index(synset) + 1}"
+    except Exception:  # noqa: BLE001 - no WordNet files or a key it lacks: show the key
+        return sense_key
+
+
+def _first_sense(lemma_key: str) -> str:
+    from probing.datasets.wordnet import first_sense_key
+
+    lemma, _, letter = lemma_key.rpartition("%")
+    try:
+        return first_sense_key(lemma, letter) or ""
+    except Exception:  # noqa: BLE001 - no WordNet files: no answer for an unseen lemma
+        return ""
+
+
+def _gloss(sense_key: str) -> str:
+    from probing.datasets.wordnet import sense_gloss
+
+    if not sense_key:
+        return ""
+    try:
+        return sense_gloss(sense_key)
+    except Exception:  # noqa: BLE001 - no WordNet files or an unknown key: no gloss
+        return ""
 
 
 def _deprel(probe, layers, words, heads, gold) -> pd.DataFrame:  # noqa: ANN001

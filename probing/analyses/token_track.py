@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from probing.analyses import fill_mask as fm
-from probing.errors import EmptyInputError, NotOneTokenError
+from probing.errors import EmptyInputError
 
 
 @dataclass(frozen=True)
@@ -44,23 +44,16 @@ class TokenTrack:
 
 
 def token_piece(encoder: Any, word: str) -> tuple[str, int]:
-    """The single vocabulary piece the model reads ``word`` as, and its id.
+    """The single vocabulary piece the model reads ``word`` as, and its id (see
+    :func:`probing.analyses.fill_mask.single_piece`).
 
     Raises:
         EmptyInputError: a blank word.
         NotOneTokenError: the model splits the word into several pieces (a mask stands for one).
     """
-    word = word.strip()
-    if not word:
+    if not word.strip():
         raise EmptyInputError("Type a word to follow.")
-    pieces = encoder.tokenizer.tokenize(word)
-    if len(pieces) != 1:
-        raise NotOneTokenError(
-            f"{encoder.info.name} reads {word!r} as {len(pieces)} pieces ({' '.join(pieces)}); "
-            "a mask stands for one piece, so follow one of them (e.g. "
-            f"{pieces[0].lstrip('Ġ▁')!r}) or another word."
-        )
-    return pieces[0], int(encoder.tokenizer.convert_tokens_to_ids(pieces[0]))
+    return fm.single_piece(encoder, word)
 
 
 @torch.inference_mode()
@@ -73,7 +66,7 @@ def follow_token(
         as :func:`probing.analyses.fill_mask.fill_mask_by_layer` and :func:`token_piece`.
     """
     piece, token_id = token_piece(encoder, word)
-    mlm = fm._masked_lm(encoder)
+    mlm = fm.masked_lm(encoder)
     masked = fm.prepare(mlm, text, max_masks)
     logits = mlm.mask_logits_by_layer(masked.tokenized).float()  # (L+1, n_masks, vocab)
     probs = torch.softmax(logits, dim=-1)

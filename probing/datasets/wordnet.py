@@ -156,6 +156,11 @@ def sense_gloss(sense_key: str, data_dir: str | Path | None = None) -> str:
     return _definition(line.partition("|")[2])
 
 
+def sense_keys(data_dir: str | Path | None = None) -> list[str]:
+    """Every WordNet 3.0 sense key (lower case), from ``index.sense``."""
+    return list(_sense_index(_folder(data_dir)).offsets)
+
+
 def first_sense_key(lemma: str, pos: str, data_dir: str | Path | None = None) -> str | None:
     """Sense key of WordNet's first (most frequent) sense of ``lemma`` as ``pos``.
 

@@ -197,8 +197,14 @@ class MaskedLM(Protocol):
         """
         ...
 
-    def mask_logits(self, masked: MaskedPieces) -> torch.Tensor:
-        """The model's own logits at the masks, float32 (n_masks, vocab)."""
+    def mask_logits(
+        self, masked: MaskedPieces, shown: Mapping[int, int] | None = None
+    ) -> torch.Tensor:
+        """The model's own logits at the masks, float32 (n_masks, vocab).
+
+        ``shown`` maps a mask position to the vocabulary id the model is given there instead
+        of the mask token (BERT's "random" and "keep" corruptions).
+        """
         ...
 
     def mask_logits_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
@@ -208,6 +214,10 @@ class MaskedLM(Protocol):
 
     def token_labels(self, ids: Sequence[int]) -> list[str]:
         """Readable labels for vocabulary ids (``##`` marks a piece that continues a word)."""
+        ...
+
+    def vocabulary(self) -> Mapping[str, int]:
+        """Every piece of the vocabulary but the special tokens, with its id."""
         ...
 
 

@@ -13,7 +13,7 @@ Every BERT-family encoder is a :class:`~probing.encoders.base.PairEncoder`; one 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -315,9 +315,21 @@ class TransformersMaskedLM(TransformersEncoder):
         return bert_mlm.tokenize_masked(self.tokenizer, parts, self.max_pieces, self.name)
 
     @torch.inference_mode()
-    def mask_logits(self, masked: MaskedPieces) -> torch.Tensor:
-        """The model's logits at the masks, float32 (n_masks, vocab)."""
-        logits = self.mlm(**self._inputs(masked)).logits[0]  # (n_pieces, vocab)
+    def mask_logits(
+        self, masked: MaskedPieces, shown: Mapping[int, int] | None = None
+    ) -> torch.Tensor:
+        """The model's logits at the masks, float32 (n_masks, vocab); ``shown`` puts other
+        ids at some mask positions (see :class:`~probing.encoders.base.MaskedLM`)."""
+        inputs = self._inputs(masked)
+        if shown:
+            bad = sorted(set(shown) - set(masked.mask_positions))
+            if bad:
+                raise ValueError(f"positions {bad} are not mask positions")
+            ids = inputs["input_ids"].clone()
+            for pos, token_id in shown.items():
+                ids[0, pos] = int(token_id)
+            inputs["input_ids"] = ids
+        logits = self.mlm(**inputs).logits[0]  # (n_pieces, vocab)
         return logits[masked.mask_positions].float()
 
     def mask_logits_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
@@ -328,6 +340,11 @@ class TransformersMaskedLM(TransformersEncoder):
     def token_labels(self, ids: Sequence[int]) -> list[str]:
         """See :func:`probing.encoders.bert_mlm.token_labels`."""
         return bert_mlm.token_labels(self.tokenizer, ids)
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every piece but the special tokens, with its id."""
+        special = set(self.tokenizer.all_special_ids)
+        return {p: i for p, i in self.tokenizer.get_vocab().items() if i not in special}
 
     def _inputs(self, masked: MaskedPieces) -> dict[str, torch.Tensor]:
         return {k: v.to(self.device) for k, v in masked.inputs.items()}

@@ -33,7 +33,7 @@ SENSE_COLOURS = (*COLOURS, "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"
 SENSE_SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "x")
 POS_OF_KEY = {"1": "n.", "2": "v.", "3": "adj.", "4": "adv.", "5": "adj."}
 MODEL_DASH = ("solid", "dash", "dot")
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), hovermode="closest")
+LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), hovermode="closest")
 
 
 def colour(i: int) -> str:
@@ -72,7 +72,7 @@ def by_depth(tables: Sequence[pd.DataFrame]) -> bool:
     return len(depths) > 1
 
 
-def _x(table: pd.DataFrame, depth: bool) -> np.ndarray:
+def layer_x(table: pd.DataFrame, depth: bool) -> np.ndarray:
     """x of each row: layer index, or relative depth; static (``STATIC``) left of layer 0."""
     layer = table["layer"].to_numpy(dtype=float)
     if depth:
@@ -80,7 +80,7 @@ def _x(table: pd.DataFrame, depth: bool) -> np.ndarray:
     return layer
 
 
-def _layer_axis(fig: go.Figure, tables: Sequence[pd.DataFrame], depth: bool, static: bool,
+def layer_axis(fig: go.Figure, tables: Sequence[pd.DataFrame], depth: bool, static: bool,
                 row: int | None = None, col: int | None = None) -> None:  # fmt: skip
     """Tick labels: layer names (or depths) and "static" where the static point sits."""
     if depth:
@@ -131,13 +131,13 @@ def similarity_by_layer_figure(
                 else f"{comp.model}: contextual"
             )
             fig.add_trace(go.Scatter(
-                x=_x(rows, depth), y=rows["cosine"], mode="lines+markers", name=name,
+                x=layer_x(rows, depth), y=rows["cosine"], mode="lines+markers", name=name,
                 line=dict(color=colour(p if show != "mean" else m), dash=dash),
                 customdata=np.stack([rows["layer_name"], rows["pair"]], axis=1),
                 hovertemplate="%{customdata[1]}<br>%{customdata[0]}: cos %{y:.3f}<extra>" + comp.model + "</extra>",
             ))  # fmt: skip
         ref = table[table["pair"] == "mean over pairs"]
-        xs = _x(ref, depth)
+        xs = layer_x(ref, depth)
         fig.add_trace(go.Scatter(
             x=[xs.min(), xs.max()], y=[ref["static_cosine"].iloc[0]] * 2, mode="lines",
             name=f"{comp.model}: static (reference)",
@@ -151,9 +151,9 @@ def similarity_by_layer_figure(
         yaxis=dict(title="cosine similarity", range=[np.floor((lo - 0.05) * 10) / 10, 1.02]),
         legend=dict(orientation="h", y=-0.25),
         height=height,
-        **_LAYOUT,
+        **LAYOUT,
     )
-    _layer_axis(fig, tables, depth, static=False)
+    layer_axis(fig, tables, depth, static=False)
     return fig
 
 
@@ -175,7 +175,7 @@ def occurrence_heatmap_figure(
         hovertemplate="%{y} × %{x}<br>cos %{z:.3f}<extra></extra>",
     ))  # fmt: skip
     fig.update_layout(title=f"{comparison.model}: {name}", height=height,
-                      yaxis=dict(autorange="reversed"), **_LAYOUT)  # fmt: skip
+                      yaxis=dict(autorange="reversed"), **LAYOUT)  # fmt: skip
     return fig
 
 
@@ -232,7 +232,7 @@ def sense_map_figure(
         legend=dict(orientation="h", y=-0.12, font=dict(size=11)),
         xaxis=dict(showticklabels=False, title=""),
         yaxis=dict(showticklabels=False, title=""),
-        **_LAYOUT,
+        **LAYOUT,
     )
     return fig
 
@@ -245,7 +245,7 @@ def separability_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go
         "1-NN sense accuracy (leave-one-out)", "silhouette (cosine)"))  # fmt: skip
     for m, t in enumerate(tables):
         model = t["model"].iloc[0]
-        xs = _x(t, depth)
+        xs = layer_x(t, depth)
         for col, metric in ((1, "knn_accuracy"), (2, "silhouette")):
             fig.add_trace(go.Scatter(
                 x=xs, y=t[metric], mode="lines+markers", name=model, legendgroup=model,
@@ -258,9 +258,9 @@ def separability_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go
             hovertemplate="chance %{y:.3f}<extra></extra>",
         ), row=1, col=1)  # fmt: skip
     for col in (1, 2):
-        _layer_axis(fig, tables, depth, static=True, row=1, col=col)
+        layer_axis(fig, tables, depth, static=True, row=1, col=col)
     fig.update_yaxes(range=[0, 1.02], row=1, col=1)
-    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.3, x=0), **_LAYOUT)
+    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.3, x=0), **LAYOUT)
     fig.update_layout(margin=dict(b=110))
     return fig
 
@@ -281,7 +281,7 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
     )  # fmt: skip
     for m, t in enumerate(tables):
         model = t["model"].iloc[0]
-        xs = _x(t, depth)
+        xs = layer_x(t, depth)
         for col, metric in enumerate(METRICS, start=1):
             common = dict(customdata=t["layer_name"], legendgroup=model)
             fig.add_trace(go.Scatter(
@@ -301,8 +301,8 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
             ), row=2, col=col)  # fmt: skip
     for row in (1, 2):
         for col in (1, 2, 3):
-            _layer_axis(fig, tables, depth, static=True, row=row, col=col)
+            layer_axis(fig, tables, depth, static=True, row=row, col=col)
             if row == 1:
                 fig.update_xaxes(title_text="", row=row, col=col)
-    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.12), **_LAYOUT)
+    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.12), **LAYOUT)
     return fig

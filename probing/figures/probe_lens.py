@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 
 def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Figure:
     """Layers (rows, input at the bottom) × words (columns): the predicted label as text,
-    its probability as colour; ✗ marks a wrong answer when gold labels are known.
+    its probability as colour; ✗ marks a wrong answer when gold labels are known. Word-sense
+    rows (a ``gloss`` column) are coloured by the cosine to the chosen sense centroid and
+    show the gloss on hover.
 
     Args:
         table: the rows of :attr:`LensResult.labels` of one task.
@@ -18,17 +20,24 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
     layers = sorted(table["layer"].unique())
     z = np.full((len(layers), len(cols)), np.nan)
     text = np.full((len(layers), len(cols)), "", dtype=object)
+    hover = np.full((len(layers), len(cols)), "", dtype=object)
+    senses = "gloss" in table.columns and bool(table["gloss"].notna().any())
     for r in table.itertuples():
         i, j = layers.index(r.layer), cols.index(r.word_index)
         z[i, j] = r.confidence
         mark = "" if r.correct is None or r.correct != r.correct or r.correct else " ✗"
         text[i, j] = f"{r.label}{mark}"
+        if senses:
+            hover[i, j] = _wrap(f"{r.gloss or 'no gloss'} ({r.source})")
     x = [f"{words[c]}<br><sub>#{c}</sub>" for c in cols]
+    what = "cosine" if senses else "p"
     fig = go.Figure(
         go.Heatmap(
             z=z, x=x, y=[f"layer {la}" for la in layers], text=text, texttemplate="%{text}",
-            colorscale="Blues", zmin=0, zmax=1, colorbar={"title": "probability"},
-            hovertemplate="%{x} · %{y}<br>%{text} (p = %{z:.2f})<extra></extra>",
+            customdata=hover, colorscale="Blues", zmin=0, zmax=1,
+            colorbar={"title": "cosine" if senses else "probability"},
+            hovertemplate=f"%{{x}} · %{{y}}<br>%{{text}} ({what} = %{{z:.2f}})"
+            + ("<br>%{customdata}" if senses else "") + "<extra></extra>",
         )
     )  # fmt: skip
     fig.update_layout(
@@ -36,6 +45,12 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
         margin={"t": 50, "b": 40}, xaxis={"side": "top"},
     )  # fmt: skip
     return fig
+
+
+def _wrap(text: str, width: int = 60) -> str:
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width)) or text
 
 
 def tree_arcs(

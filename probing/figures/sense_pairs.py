@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from probing.analyses.sense_pairs import DIFFERENT, SAME
-from probing.figures.contextual import _LAYOUT, MODEL_DASH, _layer_axis, _x, by_depth
+from probing.figures.contextual import LAYOUT, MODEL_DASH, by_depth, layer_axis, layer_x
 
 RELATION_COLOURS = {SAME: "#2ca02c", DIFFERENT: "#d62728"}
 
@@ -23,13 +23,13 @@ def sense_pairs_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go.
             model = rows["model"].iloc[0]
             colour = RELATION_COLOURS.get(relation, "#444")
             fig.add_trace(go.Scatter(
-                x=_x(rows, depth), y=rows["cosine"], mode="lines+markers",
+                x=layer_x(rows, depth), y=rows["cosine"], mode="lines+markers",
                 name=f"{model}: {relation} ({int(rows['n_pairs'].iloc[0])} pairs)",
                 line=dict(color=colour, dash=MODEL_DASH[m % len(MODEL_DASH)], width=3),
                 customdata=rows[["layer_name", "sd"]].to_numpy(),
                 hovertemplate="%{customdata[0]}: mean cos %{y:.3f} (sd %{customdata[1]:.3f})<extra>" + relation + "</extra>",
             ))  # fmt: skip
-            xs = _x(rows, depth)
+            xs = layer_x(rows, depth)
             fig.add_trace(go.Scatter(
                 x=[xs.min(), xs.max()], y=[rows["static_cosine"].iloc[0]] * 2, mode="lines",
                 name=f"{model}: {relation}, static vectors", line=dict(color=colour, dash="dot", width=1),
@@ -40,7 +40,7 @@ def sense_pairs_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go.
         yaxis=dict(title="mean cosine similarity"),
         legend=dict(orientation="h", yanchor="top", y=-0.25),
         height=height,
-        **_LAYOUT,
+        **LAYOUT,
     )
-    _layer_axis(fig, list(tables), depth, static=False)
+    layer_axis(fig, list(tables), depth, static=False)
     return fig

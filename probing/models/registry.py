@@ -318,7 +318,7 @@ def _resolve(name: str, device: str | None) -> Encoder:
             check_config(path)
         hf_hub.check_folder(path)
         return _load_folder(path, device)
-    if _looks_like_hub_id(name):
+    if looks_like_hub_id(name):
         info = ModelInfo(
             name=name,
             family="bert",
@@ -365,7 +365,7 @@ def _looks_like_path(name: str) -> bool:
     return os.path.isabs(os.path.expanduser(name)) or name.startswith(("./", "../", ".\\"))
 
 
-def _looks_like_hub_id(name: str) -> bool:
+def looks_like_hub_id(name: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name) is not None and not os.path.isabs(
         name
     )

@@ -29,6 +29,10 @@ class RunMeta:
         timing_s: seconds per stage (``extract``, ``fit``).
         n_train_words … unseen_type_accuracy: tagging runs (sizes, the C chosen per layer
             and the dev scores behind it, accuracy on word types unseen in training).
+        seeds … mdl: several-seed tagging runs (the seeds, how C was chosen on which grid and
+            whether at its edge, the static baseline's C, dev accuracy per layer, the best
+            layer chosen on dev with its test score, how control types were keyed, whether
+            every seed trained on the same words, MDL codelengths per layer).
         n_train_instances … first_sense_coverage: word-sense runs.
         command: the command (or page settings) that made the run.
         extra: keys written by other versions, kept as they are.
@@ -61,6 +65,16 @@ class RunMeta:
     C: dict[str, float] | None = None
     dev_accuracy_by_C: dict[str, dict[str, float]] | None = None
     unseen_type_accuracy: dict[str, float] | None = None
+    seeds: list[int] = field(default_factory=list)
+    C_grid: list[float] | None = None
+    C_selection: str | None = None
+    C_at_grid_edge: bool | None = None
+    C_static: float | None = None
+    dev_accuracy: dict[str, float] | None = None
+    best_layer: dict[str, Any] | None = None
+    type_keys: str | None = None
+    same_train_words_for_all_seeds: bool | None = None
+    mdl: dict[str, Any] | None = None
     # word-sense runs
     n_train_instances: int | None = None
     n_test_instances: int | None = None
@@ -86,7 +100,7 @@ class RunMeta:
             value = getattr(self, f.name)
             if f.name == "extra" or (value is None and f.name not in _KEEP_NONE):
                 continue
-            if f.name in ("layer_names", "layers", "timing_s") and not value:
+            if f.name in ("layer_names", "layers", "timing_s", "seeds") and not value:
                 continue
             out[f.name] = value
         out.update(self.extra)

@@ -116,7 +116,7 @@ class ProbeResults:
     def best_layer(self, metric: str | None = None) -> int:
         """The layer chosen on dev (``meta["best_layer"]``); results without a dev choice
         (older files, uploads without dev) fall back to the best test score."""
-        chosen = self.meta.get("best_layer", {})
+        chosen = self.meta.best_layer or {}
         if metric in (None, self.metric) and chosen.get("layer") is not None:
             return int(chosen["layer"])
         scores = self.layer_scores(metric)
@@ -153,7 +153,7 @@ class ProbeResults:
     def from_json(cls, path: str | Path) -> ProbeResults:
         """Read back what :meth:`to_json` wrote (e.g. the committed ``results/`` files)."""
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-        table = _typed_table(d["results"])
+        table = typed_table(d["results"])
         cog = d.get("centre_of_gravity")
         return cls(
             model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
@@ -325,7 +325,7 @@ def probe_features(
         )  # fmt: skip
     t_fit = time.perf_counter() - t1
 
-    table = _typed_table(runner.rows)
+    table = typed_table(runner.rows)
     per_layer = table[
         table["probe"].isin(PER_LAYER_PROBES) & (table["metric"] == spec.metric)
     ].sort_values("layer")
@@ -374,7 +374,7 @@ def check_run_arguments(n_boot: int, Cs: Sequence[float], *sizes: int | None) ->
             raise InvalidArgumentError(f"sentence caps must be at least 1 (or none), not {size}.")
 
 
-def _typed_table(rows: list[dict]) -> pd.DataFrame:
+def typed_table(rows: list[dict]) -> pd.DataFrame:
     """The tidy table with its dtypes: nullable int layers, float scores (NaN = none).
     Rows written before a column existed (older results) get NaN / 1 seed / "" there."""
     table = pd.DataFrame(rows, columns=COLUMNS)

@@ -449,16 +449,18 @@ class WsdRun(Run):
         for name, pred in (("first_sense", first), ("semcor_mfs", mfs),
                            ("semcor_mfs_train_only", mfs_only)):  # fmt: skip
             self._score(name, None, y_te, pred, seen)
-        pred = (
-            NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr).predict(test.static, k_te)
-        )
-        self._score("static_1nn", None, y_te, pred, seen)
+        static = NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr)
+        self._score("static_1nn", None, y_te, static.predict(test.static, k_te), seen)
+        if self.keep_probes is not None:
+            self.keep_probes["static"] = static
         self.progress(1, steps)
 
         dev_scores, draws, points = {}, {}, {}
         k_dev = None if dev is None else np.array([lemma_key(s) for s in dev.labels])
         for i, layer in enumerate(test.layer_ids, start=2):
             clf = NearestSenseClassifier(backoff).fit(train.layer(layer), y_tr, k_tr)
+            if self.keep_probes is not None:
+                self.keep_probes[layer] = clf
             d = self._score("1nn", layer, y_te, clf.predict(test.layer(layer), k_te), seen)
             draws[layer], points[layer] = d, self._row("1nn", layer, "f1")["value"]
             if dev is not None and dev.n_words:

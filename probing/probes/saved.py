@@ -6,7 +6,11 @@ task (``<stem>`` as the results files: ``<model>__<dataset>__<task>``):
 - linear probes (``pos``, ``xpos``, ``deprel``, ``supersense`` …): per layer the
   standardiser's mean and scale and the logistic regression's ``coef`` and ``intercept``;
   the JSON lists the classes, the C per layer and the run's settings;
-- structural probes (``dep-distance``, ``dep-depth``): per layer the map ``B`` (rank × dim).
+- structural probes (``dep-distance``, ``dep-depth``): per layer the map ``B`` (rank × dim);
+- word-sense probes (``wsd``): per layer the unit sense centroids (float16) of the most
+  frequent lemmas that have several training senses, as many as ``max_wsd_bytes`` holds;
+  the JSON lists every training lemma's senses, most frequent first, so that the other
+  lemmas still get their most frequent training sense.
 
 :class:`SavedProbes` loads a pair and predicts with plain numpy, exactly as the fitted
 estimators do (standardise → affine → argmax / softmax; ``‖B x‖²``), so the app never needs
@@ -22,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from probing.errors import DataFormatError
+from probing.io import atomic_write, atomic_write_json
 
 FORMAT = 1
 
@@ -31,14 +36,21 @@ def probe_dir(results_dir: str | Path) -> Path:
     return Path(results_dir) / "probes"
 
 
-def save_probes(probes: dict, path_stem: str | Path, meta: dict) -> Path:
-    """Write fitted probes (``{layer or "static": LinearProbe | StructuralProbe}``).
+DEFAULT_MAX_WSD_BYTES = 3_000_000  # sense centroids of all layers together (committed files)
 
-    Returns the JSON path. Weights are stored as float32.
+
+def save_probes(
+    probes: dict, path_stem: str | Path, meta: dict, *, max_wsd_bytes: int = DEFAULT_MAX_WSD_BYTES
+) -> Path:
+    """Write fitted probes (``{layer or "static": LinearProbe | StructuralProbe |
+    NearestSenseClassifier}``).
+
+    Returns the JSON path. Weights are stored as float32, sense centroids as float16.
     """
     from safetensors.numpy import save_file
 
     from probing.probes.structural import StructuralProbe
+    from probing.probes.wsd import NearestSenseClassifier
 
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -50,6 +62,14 @@ def save_probes(probes: dict, path_stem: str | Path, meta: dict) -> Path:
             info["kind"] = f"structural-{probe.kind}"
             tensors[f"{k}.B"] = probe.B_
             info["layers"][k] = {"epochs": probe.epochs_}
+        elif isinstance(probe, NearestSenseClassifier):
+            if "kind" not in info:
+                info.update(kind="wsd-centroids", **_wsd_lemmas(probes, max_wsd_bytes))
+            rows = info["centroid_rows"]
+            tensors[f"{k}.centroids"] = np.concatenate(
+                [probe.centroids_[lemma] for lemma in rows] or [np.zeros((0, 1))]
+            )
+            info["layers"][k] = {}
         else:
             info["kind"] = "linear"
             info["classes"] = [str(c) for c in probe.classes_]
@@ -58,13 +78,50 @@ def save_probes(probes: dict, path_stem: str | Path, meta: dict) -> Path:
             ):
                 tensors[f"{k}.{name}"] = value
             info["layers"][k] = {"C": probe.C_}
-    save_file(
-        {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
-        str(stem) + ".safetensors",
+    arrays = {
+        k: np.ascontiguousarray(v, dtype=np.float16 if k.endswith(".centroids") else np.float32)
+        for k, v in tensors.items()
+    }
+    # Atomic and world-readable: the app may be reading the previous pair meanwhile.
+    atomic_write(
+        str(stem) + ".safetensors", lambda tmp: save_file(arrays, str(tmp)), suffix=".safetensors"
     )
-    json_path = Path(str(stem) + ".json")
-    json_path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    json_path = atomic_write_json(Path(str(stem) + ".json"), info, indent=1)
     return json_path
+
+
+def _wsd_lemmas(probes: dict, max_bytes: int) -> dict:
+    """Which lemmas keep their centroids: those with several training senses, most frequent
+    first, while every layer's float16 rows fit in ``max_bytes``; plus every lemma's senses."""
+    probe = next(iter(probes.values()))
+    dim = next(iter(probe.centroids_.values())).shape[1]
+    row_bytes = 2 * dim * len(probes)
+    poly = sorted(
+        (k for k, s in probe.senses_.items() if len(s) > 1),
+        key=lambda k: (-probe.lemma_counts_[k], k),
+    )
+    rows: dict[str, int] = {}
+    n = 0
+    for lemma in poly:
+        k = len(probe.senses_[lemma])
+        if (n + k) * row_bytes > max_bytes:
+            break
+        rows[lemma] = n
+        n += k
+    total = sum(probe.lemma_counts_.values())
+    poly_total = sum(probe.lemma_counts_[k] for k in poly)
+    kept = sum(probe.lemma_counts_[k] for k in rows)
+    return {
+        "senses": {k: [str(x) for x in v] for k, v in sorted(probe.senses_.items())},
+        "centroid_rows": rows,
+        "centroid_coverage": {
+            "polysemous_lemmas": len(poly),
+            "kept_lemmas": len(rows),
+            "training_instances": total,
+            "polysemous_instances": poly_total,
+            "kept_instances": kept,
+        },
+    }
 
 
 def _linear(probe) -> tuple[np.ndarray, ...]:  # noqa: ANN001 - a fitted LinearProbe
@@ -81,7 +138,7 @@ class SavedProbes:
     """One task's per-layer probes, loaded from a safetensors + JSON pair.
 
     Attributes:
-        kind: ``linear``, ``structural-distance`` or ``structural-depth``.
+        kind: ``linear``, ``structural-distance``, ``structural-depth`` or ``wsd-centroids``.
         info: the JSON (model, task, classes, …). tensors: name -> float32 array.
     """
 
@@ -131,6 +188,33 @@ class SavedProbes:
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         return p / p.sum(axis=1, keepdims=True)
+
+    def predict_senses(
+        self, layer: int | str, X: np.ndarray, lemmas: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A word-sense probe's (senses, sources, cosines) for (n, dim) vectors of words with
+        lemma keys ``lemmas`` (``bank%n``). Source: ``nn`` (nearest centroid; cosine given),
+        ``only`` (one training sense), ``mfs`` (centroids not kept: most frequent training
+        sense), ``unseen`` (lemma not in training: sense ""). Cosine is NaN unless ``nn``.
+        """
+        senses = self.info.get("senses", {})
+        rows = self.info.get("centroid_rows", {})
+        C = self._t(layer, "centroids").astype(np.float32)
+        X = np.asarray(X, np.float32)
+        X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+        out, src = np.full(len(lemmas), "", dtype=object), np.full(len(lemmas), "unseen", object)
+        cos = np.full(len(lemmas), np.nan)
+        for i, lemma in enumerate(lemmas):
+            cands = senses.get(lemma)
+            if not cands:
+                continue
+            if lemma in rows:
+                sims = C[rows[lemma] : rows[lemma] + len(cands)] @ X[i]
+                best = int(np.argmax(sims))
+                out[i], src[i], cos[i] = cands[best], "nn", float(sims[best])
+            else:
+                out[i], src[i] = cands[0], "only" if len(cands) == 1 else "mfs"
+        return out.astype(str), src.astype(str), cos
 
     def predict(self, layer: int | str, X: np.ndarray) -> np.ndarray:
         """Labels (n,) for a linear probe; distances (n, n) or depths (n,) for a structural."""

@@ -35,11 +35,12 @@ import numpy as np
 from probing import config
 from probing.analyses.sentence_pooling import sentence_vector, strategies_for
 from probing.datasets.brown import read_brown
-from probing.errors import PoolingUnavailableError
+from probing.errors import InvalidArgumentError, PoolingUnavailableError
+from probing.io import atomic_write_json
 from probing.probes.baselines import MajorityBaseline
 from probing.probes.linear import DEFAULT_CS, LinearProbe
 from probing.probes.metrics import bootstrap_ci
-from probing.probes.run import ProbeResults, _typed_table
+from probing.probes.run import ProbeResults, typed_table
 from probing.probes.tasks import get_task
 
 ProbeProgress = Callable[[str, int, int], None]
@@ -219,7 +220,7 @@ def probe_sentences(
         }
         out[strategy] = ProbeResults(
             model=encoder.info.name, task=spec.name, dataset=dataset,
-            table=_typed_table(rows), meta=meta,
+            table=typed_table(rows), meta=meta,
         )  # fmt: skip
         report("fit", chosen.index(strategy) + 1, len(chosen))
     return out
@@ -256,11 +257,26 @@ def _fit_strategy(sets, strategy, model, task, dataset, seed, Cs, n_boot):  # no
     return rows, chosen_c
 
 
+def _layer_index(layer: int | str, n_layers: int) -> int:
+    """``"last"`` or a layer number in 0 … n_layers - 1 as an index; InvalidArgumentError else."""
+    if layer == "last":
+        return n_layers - 1
+    try:
+        index = int(layer)
+    except (TypeError, ValueError):
+        index = -1
+    if not 0 <= index < n_layers or str(layer).strip().startswith("-"):
+        raise InvalidArgumentError(
+            f"layer must be 'last' or a number from 0 to {n_layers - 1}, not {layer!r}."
+        )
+    return index
+
+
 def paired_difference(
     encoder_or_name,  # noqa: ANN001 - an Encoder or a model name
     strategy_a: str,
     strategy_b: str,
-    layer: int = -1,
+    layer: int | str = "last",
     *,
     per_doc: dict[str, int | None] | None = None,
     seed: int = 0,
@@ -272,8 +288,9 @@ def paired_difference(
     what "a beats b" needs: two marginal intervals that overlap can still differ.
 
     The probes are those of :func:`probe_sentences` (same sample, seed, C grid on dev), so
-    the two accuracies equal that run's. ``layer=-1``: the last layer (fixed in advance,
-    not chosen on test).
+    the two accuracies equal that run's. ``layer``: a layer number (0 = input layer) or
+    ``"last"`` (the default: fixed in advance, not chosen on test). Negative numbers are
+    refused: elsewhere -1 names the static vectors (:data:`probing.encoding.STATIC`).
     """
     from probing.models.registry import load_encoder
 
@@ -284,7 +301,7 @@ def paired_difference(
         s: _cached_split(encoder, s, caps[s], seed, allowed, None) for s in ("train", "dev", "test")
     }
     tr, dev, te = sets["train"], sets["dev"], sets["test"]
-    layer = layer % tr.vectors[allowed[0]].shape[0]
+    layer = _layer_index(layer, tr.vectors[allowed[0]].shape[0])
     kw = {"Cs": Cs, "max_train_words": None, "random_state": seed}
     preds = []
     for s in (strategy_a, strategy_b):
@@ -318,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m probing.probes.sentence")
     p.add_argument("--model", default="minilm-l6")
     p.add_argument("--paired", action="append", required=True, help="a,b (repeatable)")
-    p.add_argument("--layer", type=int, default=-1)
+    p.add_argument("--layer", default="last", help="'last' or a layer number (0 = input)")
     p.add_argument("--per-doc", help="train,dev,test sentences per document (as the probe run)")
     p.add_argument("--out", default="results")
     args = p.parse_args(argv)
@@ -339,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{args.model}__brown__genre-paired.json"
-    path.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    atomic_write_json(path, rows, indent=1)
     print(f"wrote {path}")
     return 0
 

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 from probing.probes.metrics import Estimate, centre_of_gravity
-from probing.probes.run import ProbeResults, _typed_table
+from probing.probes.run import ProbeResults, typed_table
 from probing.probes.structural import (
     SentenceScores,
     StructuralProbe,
@@ -126,7 +126,7 @@ def structural_features(
         "timing_s": {"fit": clock()},
     }
     return ProbeResults(
-        model=model, task=task, dataset=dataset, table=_typed_table(rows),
+        model=model, task=task, dataset=dataset, table=typed_table(rows),
         centre_of_gravity=cog, meta=meta,
     )  # fmt: skip
 

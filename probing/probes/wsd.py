@@ -50,7 +50,9 @@ class NearestSenseClassifier(BaseEstimator):
             WordNet's first sense, see :func:`first_sense_backoff`); ``None``: abstain.
 
     Attributes (after ``fit``):
-        senses_: {lemma key: (k,) sense keys}; centroids_: {lemma key: (k, dim) unit rows}.
+        senses_: {lemma key: (k,) sense keys, most frequent in training first};
+        centroids_: {lemma key: (k, dim) unit rows}; lemma_counts_: {lemma key: training
+        instances}.
     """
 
     def __init__(self, backoff: Callable[[str], str | None] | None = None) -> None:
@@ -75,7 +77,13 @@ class NearestSenseClassifier(BaseEstimator):
         first_row = order[starts]
         for s, row in enumerate(first_row):
             lemma_of_sense.setdefault(str(lemmas[row]), []).append(s)
+        # Senses in order of training frequency (most frequent first): a saved lens that
+        # keeps only a lemma's sense list still knows its most frequent training sense.
+        sense_n = np.bincount(sense_of)
+        for v in lemma_of_sense.values():
+            v.sort(key=lambda s: (-sense_n[s], s))
         self.senses_ = {k: sense_ids[v] for k, v in lemma_of_sense.items()}
+        self.lemma_counts_ = {k: int(sense_n[v].sum()) for k, v in lemma_of_sense.items()}
         self.centroids_ = {k: centroids[v] for k, v in lemma_of_sense.items()}
         return self
 
@@ -172,12 +180,13 @@ def wordnet_sense_count(key: str, data_dir=None) -> int:  # noqa: ANN001
 
 
 def _sense_counts(data_dir=None) -> dict[str, int]:  # noqa: ANN001
-    from probing.datasets.wordnet import _folder, _sense_index
+    from probing.datasets.registry import dataset_path
+    from probing.datasets.wordnet import sense_keys
 
-    folder = _folder(data_dir)
+    folder = dataset_path("wordnet", data_dir).resolve()
     if folder not in _COUNTS:
         counts: dict[str, int] = {}
-        for sense in _sense_index(folder).offsets:
+        for sense in sense_keys(data_dir):
             k = lemma_key(sense)
             counts[k] = counts.get(k, 0) + 1
         _COUNTS[folder] = counts

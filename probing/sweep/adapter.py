@@ -63,7 +63,7 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
     from probing.models.registry import load_encoder
 
     t0, c0 = time.perf_counter(), time.process_time()
-    encoder = load_encoder(job["model"], device=device)
+    encoder = load_encoder(job["model"], device=device, dtype=job["dtype"])
     encoded = []  # any (done, total) call before the end means the split was encoded now
     feats = extract_features(
         encoder, job["dataset"], job["split"], layers=job["layers"], pooling=job["pooling"],
@@ -156,7 +156,7 @@ def probe_results(model: str, task: str, dataset: str, rows: list[dict], meta: d
     from probing.probes.metrics import centre_of_gravity
     from probing.probes.tasks import get_task
 
-    table = probe_run._typed_table([{c: r.get(c) for c in probe_run.COLUMNS} for r in rows])
+    table = probe_run.typed_table([{c: r.get(c) for c in probe_run.COLUMNS} for r in rows])
     metric = get_task(task).metric
     per_layer = table[table["layer"].notna() & (table["metric"] == metric)].sort_values("layer")
     cog = centre_of_gravity(

@@ -38,13 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from probing.encoders.batching import DTYPES as ENCODER_DTYPES
+from probing.encoding import POOLINGS
 from probing.errors import SweepError
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
 from probing.probes.tasks import TASKS
 
-POOLINGS = ("first", "mean", "last")
-DTYPES = ("float32",)  # what the encoders compute in today; part of the extraction key
+# "auto" is left out: it resolves per machine, and the dtype is part of the extraction key
+# that every node of a cluster must agree on.
+DTYPES = tuple(d for d in ENCODER_DTYPES if d != "auto")
 
 _TOP = {"out", "models", "seeds", "layers", "tasks", "training", "extraction"}
 _TRAINING = {

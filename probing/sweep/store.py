@@ -24,7 +24,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from probing.io import atomic_write_json
+
 CRASH_ENV = "CONTEXTLENS_SWEEP_CRASH_AFTER"
+TMP_PREFIX = ".tmp-"  # temporary files; never read, swept by prepare()
 
 
 class InjectedCrash(RuntimeError):
@@ -46,7 +49,7 @@ class SweepStore:
         """Create the folders, record the spec, sweep away temporary files of a dead run."""
         for d in (self.cells_dir, self.extract_dir):
             d.mkdir(parents=True, exist_ok=True)
-            for tmp in d.glob(".tmp-*"):
+            for tmp in d.glob(TMP_PREFIX + "*"):
                 tmp.unlink(missing_ok=True)
         write_json_atomic(self.out / "spec.json", spec)
 
@@ -80,25 +83,15 @@ class SweepStore:
 
 
 def write_json_atomic(path: Path, obj: dict) -> None:
-    """Write JSON to a temporary file beside ``path``, flush it to disk, rename it over."""
+    """Write JSON beside ``path`` as ``.tmp-*``, flush it to disk, rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide results from other users and nodes
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Durable: another node may read the cell as done right after the rename.
+    atomic_write_json(path, obj, indent=1, prefix=TMP_PREFIX, suffix=".json", durable=True)
 
 
 def _half_write(path: Path, obj: dict) -> None:
     text = json.dumps(obj, indent=1)
-    fd, _tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, _tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX, suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text[: len(text) // 2])
 

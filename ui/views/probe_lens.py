@@ -20,7 +20,8 @@ RESULTS_DIR = config.REPO_ROOT / "results"
 DEFAULT_TEXT = "The old man the boats that the children sailed."
 N_GOLD = 300  # UD-EWT test sentences offered
 TASK_NAMES = {"pos": "part of speech (UPOS)", "xpos": "PTB tag (XPOS)",
-              "deprel": "dependency relation (gold arcs)", "supersense": "supersense"}  # fmt: skip
+              "deprel": "dependency relation (gold arcs)", "supersense": "supersense",
+              "wsd": "word sense (nearest SemCor sense centroid)"}  # fmt: skip
 
 
 @st.cache_data(show_spinner=False)
@@ -60,7 +61,8 @@ def render() -> None:
         st.info(
             f"No trained probes are saved for **{name}**. Train them with, e.g., "
             f"`python -m probing probe --model {name} --task pos --save-probes --out results/` "
-            "(likewise `--task deprel`, `dep-distance`, `dep-depth`); they are stored in "
+            "(likewise `--task deprel`, `supersense`, `wsd`, `dep-distance`, `dep-depth`); "
+            "they are stored in "
             "`results/probes/` as safetensors + JSON."
         )
         st.stop()
@@ -84,7 +86,7 @@ def render() -> None:
         result = apply_lens(enc, probes, gold)
     if result is None:
         st.stop()
-    _labels_part(result, gold is not None)
+    _labels_part(result, gold is not None, probes)
     _trees_part(result)
     if result.missing:
         st.caption(
@@ -93,7 +95,7 @@ def render() -> None:
         )
 
 
-def _labels_part(result, has_gold: bool) -> None:  # noqa: ANN001 - LensResult
+def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 - LensResult
     table = result.labels
     if table.empty:
         return
@@ -102,14 +104,32 @@ def _labels_part(result, has_gold: bool) -> None:  # noqa: ANN001 - LensResult
         st.subheader(TASK_NAMES.get(task, task))
         st.plotly_chart(label_grid(rows, result.words), key=f"lens_grid_{task}")
         top = rows[rows["layer"] == rows["layer"].max()]
-        cols = ["word", "final", "first_layer"] + (["gold", "correct"] if has_gold else [])
+        cols = ["word", "final", "first_layer"]
+        cols += ["gloss", "source"] if task == "wsd" else []
+        cols += ["gold", "correct"] if has_gold and task != "wsd" else []
         summary = top[cols].rename(columns={"final": "top-layer answer",
                                             "first_layer": "stable from layer"})  # fmt: skip
         st.dataframe(summary, hide_index=True, key=f"lens_table_{task}")
+        if task == "wsd":
+            st.caption(_wsd_note(probes["wsd"].info))
     st.caption(
         "Colour: the probe's probability for its answer. 'stable from layer': the lowest layer "
         "from which every higher layer gives the top layer's answer."
         + (" ✗: wrong against the gold label." if has_gold else "")
+    )
+
+
+def _wsd_note(info: dict) -> str:
+    cov = info.get("centroid_coverage", {})
+    share = cov.get("kept_instances", 0) / max(cov.get("polysemous_instances", 1), 1)
+    return (
+        "Word sense: the SemCor training sense whose centroid (mean vector) is nearest by "
+        f"cosine — kept for the {cov.get('kept_lemmas', '?')} most frequent of "
+        f"{cov.get('polysemous_lemmas', '?')} lemmas with several training senses ({share:.0%} of "
+        "their training occurrences), to keep the saved file small. Source: nn = nearest "
+        "centroid, only = the one sense seen in training, mfs = the most frequent training "
+        "sense (centroids not kept), wordnet-first = WordNet's first sense (lemma unseen in "
+        "training). Hover for the gloss. UD-EWT has no sense labels, so nothing is marked wrong."
     )
 
 

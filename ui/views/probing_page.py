@@ -40,6 +40,7 @@ from probing.figures.probing_page import (
     results_json,
     uses_relative_depth,
 )
+from probing.probes.meta import RunMeta
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
@@ -142,7 +143,7 @@ def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
 
 def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     """``sentences`` (runs since the sentence bootstrap), else ``words`` (older stored runs)."""
-    units = {r.meta.get("bootstrap_unit", "word") for r in results}
+    units = {r.meta.bootstrap_unit for r in results}
     if len(units) > 1:
         return "sentences or words, by run"
     return f"{units.pop()}s"
@@ -213,14 +214,14 @@ def progress_callback(
 def show_rigour_notes(results: Sequence[ProbeResults]) -> None:
     """How the numbers were chosen: seeds, the C choice on dev, the selectivity band."""
     for r in results:
-        seeds = r.meta.get("seeds") or [r.meta.get("seed", 0)]
-        if r.task == "wsd" or r.meta.get("C_selection") is None:
+        seeds = r.meta.seeds or [r.meta.seed or 0]
+        if r.task == "wsd" or r.meta.C_selection is None:
             continue
-        edge = " — at the edge of the grid" if r.meta.get("C_at_grid_edge") else ""
+        edge = " — at the edge of the grid" if r.meta.C_at_grid_edge else ""
         st.caption(
             f"{r.model}: mean of {len(seeds)} seed(s) (own control labels and training sample "
-            f"each; sd in the CSV); C {sorted(set(r.meta['C'].values()))} "
-            f"({r.meta['C_selection']}{edge}). Green band: 95 % interval of the selectivity, "
+            f"each; sd in the CSV); C {sorted(set(r.meta.C.values()))} "
+            f"({r.meta.C_selection}{edge}). Green band: 95 % interval of the selectivity, "
             "task and control scored on the same resampled sentences."
         )
 
@@ -341,20 +342,20 @@ def train_size_widget(column, cap: int, presets) -> int:
     return snap_to_preset(n_train, presets)  # a value set around the widget
 
 
-def precomputed_meta(name: str, task) -> dict | None:
+def precomputed_meta(name: str, task) -> RunMeta | None:
     """Settings of the shipped run of ``name`` on ``task`` (None when there is none)."""
     res = read_results(RESULTS_DIR / f"{output_stem(name, task.default_dataset, task.name)}.json")
     return None if res is None else res.meta
 
 
-def trains_like(meta: dict, max_train_sentences: int | None) -> bool:
+def trains_like(meta: RunMeta, max_train_sentences: int | None) -> bool:
     """True when a cap of ``max_train_sentences`` trains on what the run in ``meta`` did:
     the same cap, or a cap at least as large as the whole split it used ("all")."""
-    if meta.get("max_train_sentences") == max_train_sentences:
+    if meta.max_train_sentences == max_train_sentences:
         return True
-    used = meta.get("n_train_sentences")
+    used = meta.n_train_sentences
     return (
-        meta.get("max_train_sentences") is None
+        meta.max_train_sentences is None
         and used is not None
         and (max_train_sentences is None or max_train_sentences >= used)
     )
@@ -370,7 +371,7 @@ def preset_train_size(name: str, task, cap: int, presets=None) -> None:
     meta = precomputed_meta(name, task)
     if meta is None:
         return
-    size = meta.get("max_train_sentences") or meta.get("n_train_sentences")
+    size = meta.max_train_sentences or meta.n_train_sentences
     if size:
         size = MIN_TRAIN + math.ceil((int(size) - MIN_TRAIN) / 10) * 10  # on the slider's steps
         st.session_state["probe_train"] = snap_to_preset(max(MIN_TRAIN, min(cap, size)), presets)
@@ -412,9 +413,9 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
     """(results or None, made with these settings?, (note, command)) for one model."""
     stored = cfg.stored_path(model_fingerprint(encoder))
     if (res := read_results(stored)) is not None:
-        t = res.meta.get("timing_s", {})
+        t = res.meta.timing_s
         return res, True, (f"**{name}**: run in this app with these settings "
-                           f"({res.meta.get('n_train_sentences', '?')} training sentences; "
+                           f"({res.meta.n_train_sentences or '?'} training sentences; "
                            f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None)  # fmt: skip
     pre = RESULTS_DIR / f"{output_stem(name, cfg.dataset, task.name)}.json"
     if (res := read_results(pre)) is None:
@@ -422,7 +423,7 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
                              "with these settings; press Run (features are cached on disk, so only the "
                              "first run extracts them).", None)  # fmt: skip
     all_layers = list(range(encoder.info.n_layers + 1))
-    if (res.meta.get("layers") == list(cfg.layers or all_layers)
+    if (res.meta.layers == list(cfg.layers or all_layers)
             and trains_like(res.meta, cfg.max_train_sentences)
             and cfg.max_eval_sentences is None):  # fmt: skip
         return (
@@ -430,33 +431,33 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
             True,
             (
                 f"**{name}**: precomputed results (`results/{pre.name}`), made with",
-                res.meta.get("command"),
+                res.meta.command,
             ),
         )
-    n_pre = res.meta.get("max_train_sentences")
-    layers_pre = res.meta.get("layers", [])
+    n_pre = res.meta.max_train_sentences
+    layers_pre = res.meta.layers
     note = (
         f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
         f"({'all' if n_pre is None else n_pre} training sentences, "
         + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
         + ", all dev/test sentences); press Run for yours. Made with"
     )  # fmt: skip
-    return res, False, (note, res.meta.get("command"))
+    return res, False, (note, res.meta.command)
 
 
-def estimate_seconds(cfg: RunConfig, meta: dict) -> float | None:
+def estimate_seconds(cfg: RunConfig, meta: RunMeta) -> float | None:
     """Seconds a run of ``cfg`` should take, scaled from a shipped run's timings (``meta``)
     by sentences encoded and layers probed; None without timings."""
-    timing = meta.get("timing_s") or {}
+    timing = meta.timing_s
     if not timing:
         return None
-    pre_train = meta.get("n_train_sentences") or 1
-    pre_eval = (meta.get("n_dev_sentences") or 0) + (meta.get("n_test_sentences") or 0)
+    pre_train = meta.n_train_sentences or 1
+    pre_eval = (meta.n_dev_sentences or 0) + (meta.n_test_sentences or 0)
     train = min(cfg.max_train_sentences or pre_train, pre_train)
     evals = (
         pre_eval if cfg.max_eval_sentences is None else min(2 * cfg.max_eval_sentences, pre_eval)
     )
-    pre_layers = len(meta.get("layers") or []) or 1
+    pre_layers = len(meta.layers) or 1
     layers = len(cfg.layers) if cfg.layers else pre_layers
     extract = timing.get("extract", 0.0) * (train + evals) / max(1, pre_train + pre_eval)
     fit = timing.get("fit", 0.0) * (train / pre_train) * (layers / pre_layers)
@@ -538,11 +539,13 @@ def read_upload(data: bytes, name: str) -> list[Sentence]:
 
 
 def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: int) -> None:
-    """UPOS probes on the user's own CoNLL-U file, held-out every TEST_EVERY-th sentence."""
-    st.subheader("Your own data: UPOS on a CoNLL-U file")
+    """Probes (UPOS, XPOS, relations, structural) on the user's own CoNLL-U file, held-out
+    every TEST_EVERY-th sentence."""
+    st.subheader("Your own data: probes on a CoNLL-U file")
     max_mb = config.limits().max_upload_bytes / (1024 * 1024)
     st.caption(
-        f"Upload a CoNLL-U file (UTF-8, up to {max_mb:g} MB) with UPOS tags in the 4th column. Every "
+        f"Upload a CoNLL-U file (UTF-8, up to {max_mb:g} MB): UPOS (4th column), XPOS (5th), "
+        "heads and relations (7th, 8th) can be probed, each when the file has it. Every "
         f"{TEST_EVERY}th sentence (the 5th, 10th, … in file order) is held out for testing, the "
         "others train the probes (80/20); the same layers and training-sentence cap as above "
         f"apply, and at most {MAX_TRAIN_WORDS:,} training and {MAX_TEST_WORDS:,} test words (the "

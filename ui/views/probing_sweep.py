@@ -69,12 +69,10 @@ def render(
     a, b = st.columns(2)
     task, dataset = a.selectbox("Task", pairs, format_func=lambda p: f"{p[0]} · {p[1]}",
                                 key="sweep_task")  # fmt: skip
-    seeds = sorted({r.meta.get("seed", 0) for r in runs if (r.task, r.dataset) == (task, dataset)})
+    seeds = sorted({r.meta.seed or 0 for r in runs if (r.task, r.dataset) == (task, dataset)})
     seed = b.selectbox("Seed", seeds, key="sweep_seed")
-    chosen = [
-        r for r in runs if (r.task, r.dataset, r.meta.get("seed", 0)) == (task, dataset, seed)
-    ]
-    n_cells = sum(len(r.meta.get("layers", [])) for r in runs)
+    chosen = [r for r in runs if (r.task, r.dataset, r.meta.seed or 0) == (task, dataset, seed)]
+    n_cells = sum(len(r.meta.layers) for r in runs)
     st.markdown(f"**{folder.name}**: {len(runs)} runs, {n_cells} cells finished; "
                 f"showing {task} on {dataset}, seed {seed}, {len(chosen)} model(s).")  # fmt: skip
     stem = f"{folder.name}__{task}__{dataset}__seed{seed}"
