@@ -271,9 +271,12 @@ def test_probe_lens_page(server, page):
     page.goto(f"{server}/Probe_Lens")
     wait_for_app(page)
     body = page.inner_text("body")
-    # the default model's saved probes drawn (a grid per labelling probe, the tree), or,
-    # where none are committed for it, the message saying how to train them
-    assert plot_count(page) >= 1 or "--save-probes" in body
+    # minilm-l6's committed probes (results/probes/): a grid per labelling probe (UPOS,
+    # relations on the gold arcs, supersense, word sense) and the structural probes' tree
+    assert "--save-probes" not in body
+    for heading in ("part of speech (UPOS)", "dependency relation", "supersense", "word sense"):
+        assert heading in body, heading
+    assert plot_count(page) >= 5
     assert not exception_texts(page)
     shoot(page, "probe_lens")
 
