@@ -336,6 +336,7 @@ def test_truncated_result_file_does_not_hide_the_others(tmp_path, monkeypatch):
     stored.write_text(good[: len(good) // 3])  # cut mid-file, as a killed write leaves it
     at = AppTest.from_file(str(config.REPO_ROOT / "pages" / "4_Probing.py"), default_timeout=120)
     at.session_state["models"] = ["minilm-l6", "elmo-mini"]
+    at.session_state["probe_train"] = 2000  # the settings the damaged stored run was made with
     at.run()
     assert not at.exception
     warning = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes

@@ -270,6 +270,9 @@ def test_layering_page(server, page):
 def test_probe_lens_page(server, page):
     page.goto(f"{server}/Probe_Lens")
     wait_for_app(page)
+    # the last grid (word sense: WordNet is read on first use) and the tree come last
+    page.get_by_text("Structural probes: the tree per layer").wait_for(timeout=180_000)
+    wait_for_app(page)
     body = page.inner_text("body")
     # minilm-l6's committed probes (results/probes/): a grid per labelling probe (UPOS,
     # relations on the gold arcs, supersense, word sense) and the structural probes' tree

@@ -34,6 +34,12 @@ def load_model(name: str):
     return load_encoder(name)
 
 
+def data_key() -> str:
+    """The data folder in use, as a cache-key argument: a cached result made from one data
+    folder must not answer for another (the setting can change while the server runs)."""
+    return str(config.data_dir())
+
+
 def model_choices() -> list[str]:
     """Names offered in the picker: the embedded ones always; the rest too outside demo mode."""
     return available_models(include_downloads=not config.demo_mode())

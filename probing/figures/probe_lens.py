@@ -28,16 +28,21 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
         mark = "" if r.correct is None or r.correct != r.correct or r.correct else " ✗"
         text[i, j] = f"{r.label}{mark}"
         if senses:
-            hover[i, j] = _wrap(f"{r.gloss or 'no gloss'} ({r.source})")
+            score = f", cosine {r.confidence:.2f}" if r.confidence == r.confidence else ""
+            hover[i, j] = _wrap(f"{r.gloss or 'no gloss'} ({r.source}{score})")
+        else:
+            hover[i, j] = f"p = {r.confidence:.2f}"
     x = [f"{words[c]}<br><sub>#{c}</sub>" for c in cols]
-    what = "cosine" if senses else "p"
+    # An answer without a score (a word's only training sense, its most frequent one, or
+    # WordNet's first) is drawn as a blank-coloured cell that still shows its label: plotly
+    # writes no text on a NaN cell.
+    z = np.nan_to_num(z, nan=0.0)
     fig = go.Figure(
         go.Heatmap(
             z=z, x=x, y=[f"layer {la}" for la in layers], text=text, texttemplate="%{text}",
             customdata=hover, colorscale="Blues", zmin=0, zmax=1,
             colorbar={"title": "cosine" if senses else "probability"},
-            hovertemplate=f"%{{x}} · %{{y}}<br>%{{text}} ({what} = %{{z:.2f}})"
-            + ("<br>%{customdata}" if senses else "") + "<extra></extra>",
+            hovertemplate="%{x} · %{y}<br>%{text}<br>%{customdata}<extra></extra>",
         )
     )  # fmt: skip
     fig.update_layout(

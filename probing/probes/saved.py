@@ -7,8 +7,9 @@ task (``<stem>`` as the results files: ``<model>__<dataset>__<task>``):
   standardiser's mean and scale and the logistic regression's ``coef`` and ``intercept``;
   the JSON lists the classes, the C per layer and the run's settings;
 - structural probes (``dep-distance``, ``dep-depth``): per layer the map ``B`` (rank × dim);
-- word-sense probes (``wsd``): per layer the unit sense centroids (float16) of the most
-  frequent lemmas that have several training senses, as many as ``max_wsd_bytes`` holds;
+- word-sense probes (``wsd``): per layer the unit sense centroids (float16) of lemmas that
+  have several training senses, chosen by training occurrences per stored sense, as many
+  as ``max_wsd_bytes`` holds;
   the JSON lists every training lemma's senses, most frequent first, so that the other
   lemmas still get their most frequent training sense.
 
@@ -91,21 +92,23 @@ def save_probes(
 
 
 def _wsd_lemmas(probes: dict, max_bytes: int) -> dict:
-    """Which lemmas keep their centroids: those with several training senses, most frequent
-    first, while every layer's float16 rows fit in ``max_bytes``; plus every lemma's senses."""
+    """Which lemmas keep their centroids: those with several training senses, in order of
+    training occurrences per stored sense (the most occurrences answered by nearest
+    centroid per byte), while every layer's float16 rows fit in ``max_bytes``; plus every
+    lemma's senses."""
     probe = next(iter(probes.values()))
     dim = next(iter(probe.centroids_.values())).shape[1]
     row_bytes = 2 * dim * len(probes)
     poly = sorted(
         (k for k, s in probe.senses_.items() if len(s) > 1),
-        key=lambda k: (-probe.lemma_counts_[k], k),
+        key=lambda k: (-probe.lemma_counts_[k] / len(probe.senses_[k]), k),
     )
     rows: dict[str, int] = {}
     n = 0
     for lemma in poly:
         k = len(probe.senses_[lemma])
         if (n + k) * row_bytes > max_bytes:
-            break
+            continue  # a lemma with fewer senses further down may still fit
         rows[lemma] = n
         n += k
     total = sum(probe.lemma_counts_.values())

@@ -14,7 +14,7 @@ import streamlit as st
 from probing import config
 from probing.analyses.probe_lens import LENS_TASKS, apply_lens, saved_probes
 from probing.figures.probe_lens import label_grid, tree_arcs
-from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.common import data_key, friendly_errors, get_encoder, model_picker, page_header
 
 RESULTS_DIR = config.REPO_ROOT / "results"
 DEFAULT_TEXT = "The old man the boats that the children sailed."
@@ -25,8 +25,9 @@ TASK_NAMES = {"pos": "part of speech (UPOS)", "xpos": "PTB tag (XPOS)",
 
 
 @st.cache_data(show_spinner=False)
-def gold_sentences() -> list[dict]:
-    """The first UD-EWT test sentences of 5-30 words, with their gold labels."""
+def gold_sentences(data: str) -> list[dict]:
+    """The first UD-EWT test sentences of 5-30 words, with their gold labels (``data``: the
+    data folder, a cache key)."""
     from probing.datasets import read_sentences
 
     keep = (s for s in read_sentences("ud-ewt", "test") if 5 <= len(s.words) <= 30)
@@ -37,6 +38,19 @@ def gold_sentences() -> list[dict]:
 @st.cache_resource(show_spinner=False)
 def probes_for(model: str, stamp: tuple) -> dict:  # stamp: the files' mtimes
     return saved_probes(RESULTS_DIR, model)
+
+
+def _first_rich(sents: list[dict]) -> int:
+    """The first sentence of at most 15 words with at least four nouns, verbs, adjectives or
+    adverbs: short enough to read in every grid, and one that every probe, the word-sense
+    probe included, has something to say about."""
+    content = {"NOUN", "VERB", "ADJ", "ADV"}
+    rich = (
+        i
+        for i, s in enumerate(sents)
+        if len(s["words"]) <= 15 and sum(u in content for u in s["labels"]["upos"]) >= 4
+    )
+    return next(rich, 0)
 
 
 def _stamp() -> tuple:
@@ -76,8 +90,9 @@ def render() -> None:
         text = st.text_input("Your sentence", DEFAULT_TEXT, max_chars=300, key="lens_text")
         words: list[str] | str = text
     else:
-        sents = gold_sentences()
+        sents = gold_sentences(data_key())
         k = st.selectbox("Test sentence", range(len(sents)), key="lens_gold",
+                         index=_first_rich(sents),
                          format_func=lambda i: " ".join(sents[i]["words"]))  # fmt: skip
         words, gold = sents[k]["words"], sents[k]["labels"]
     result = None
@@ -124,9 +139,10 @@ def _wsd_note(info: dict) -> str:
     share = cov.get("kept_instances", 0) / max(cov.get("polysemous_instances", 1), 1)
     return (
         "Word sense: the SemCor training sense whose centroid (mean vector) is nearest by "
-        f"cosine — kept for the {cov.get('kept_lemmas', '?')} most frequent of "
-        f"{cov.get('polysemous_lemmas', '?')} lemmas with several training senses ({share:.0%} of "
-        "their training occurrences), to keep the saved file small. Source: nn = nearest "
+        f"cosine — kept for {cov.get('kept_lemmas', '?')} of the "
+        f"{cov.get('polysemous_lemmas', '?')} lemmas with several training senses, those with "
+        f"the most occurrences per sense ({share:.0%} of their training occurrences), to keep "
+        "the saved file small. Source: nn = nearest "
         "centroid, only = the one sense seen in training, mfs = the most frequent training "
         "sense (centroids not kept), wordnet-first = WordNet's first sense (lemma unseen in "
         "training). Hover for the gloss. UD-EWT has no sense labels, so nothing is marked wrong."

@@ -56,6 +56,7 @@ from probing.figures.contextual import (
 )
 from probing.figures.sense_pairs import sense_pairs_figure
 from ui.common import (
+    data_key,
     friendly_errors,
     get_encoder,
     load_model,
@@ -82,7 +83,7 @@ def comparison(model: str, text: str, target: str, picks: tuple[int, ...]) -> Oc
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def neighbours(
-    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool
+    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool, data: str
 ) -> pd.DataFrame:
     encoder = load_model(model)
     return nearest_neighbours(comparison(model, text, target, picks), ud_vocabulary(encoder), k=5,
@@ -94,25 +95,26 @@ SEMCOR_POOL = 3000 if config.demo_mode() else 8000
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def semcor_neighbours(
-    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool
+    model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool, data: str
 ) -> pd.DataFrame:
-    """Nearest sense-tagged SemCor occurrences (cached per input)."""
+    """Nearest sense-tagged SemCor occurrences (cached per input and data folder)."""
     pool = semcor_vocabulary(load_model(model), SEMCOR_POOL)
     return sense_neighbours(comparison(model, text, target, picks), pool, k=5,
                             exclude=[target.strip()] if skip_target else [])  # fmt: skip
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def sense_table(model: str, lemma: str, pos: str, cap: int) -> pd.DataFrame:
+def sense_table(model: str, lemma: str, pos: str, cap: int, data: str) -> pd.DataFrame:
     occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
     return separability(encode_lemma(load_model(model), occ), occ.senses)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def sense_map(
-    model: str, lemma: str, pos: str, cap: int, layer: int, method: str, user_text: str
+    model: str, lemma: str, pos: str, cap: int, layer: int, method: str, user_text: str, data: str
 ) -> dict:
-    """Map coordinates of the lemma's occurrences and of the user's own (cached per input)."""
+    """Map coordinates of the lemma's occurrences and of the user's own (cached per input and
+    data folder)."""
     encoder = load_model(model)
     occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
     proj = lemma_projection(encoder, occ, layer, method)
@@ -337,7 +339,7 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
         table = None
         with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
                 st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"):  # fmt: skip
-            table = find(m, text, target, tuple(sorted(picks)), skip_target)
+            table = find(m, text, target, tuple(sorted(picks)), skip_target, data_key())
         if table is not None:
             neighbour_table(table, m, several=len(models) > 1)
 
@@ -388,7 +390,7 @@ def sense_section(models: list[str]) -> None:
     tables = []
     with friendly_errors("Collecting the lemma's occurrences"), heavy_job("Sense geometry"), \
             st.spinner("Reading SemCor and encoding the lemma's sentences…"):  # fmt: skip
-        tables = [sense_table(m, lemma, pos, cap) for m in models]
+        tables = [sense_table(m, lemma, pos, cap, data_key()) for m in models]
     if not tables:
         st.stop()
     n_layers = {m: int(t["layer"].max()) for m, t in zip(models, tables, strict=True)}
@@ -420,7 +422,7 @@ def sense_map_panel(
         st.spinner(f"{method.upper()} of {m}…"),
     ):
         warm = warm_up_umap() if method == "umap" else 0.0
-        points = sense_map(m, lemma, pos, cap, k, method, user_text)
+        points = sense_map(m, lemma, pos, cap, k, method, user_text, data_key())
     if points is None:
         return
     name = "static" if k == STATIC else f"layer {k}"
