@@ -62,12 +62,6 @@ def _masked_text(text: str, target: str) -> str:
     return pattern.sub("[MASK]", text, count=1)
 
 
-def single_piece_id(encoder: MaskedLM, word: str) -> int:
-    """Vocabulary id of ``word`` as the model reads it inside a sentence (see
-    :func:`probing.analyses.fill_mask.single_piece`); MultiPieceTargetError when split."""
-    return single_piece(encoder, word)[1]
-
-
 def random_word_id(encoder: MaskedLM, seed: int = 0, avoid: int | None = None) -> int:
     """A seeded random whole-word piece of the model's vocabulary (see the module doc)."""
     vocab = encoder.vocabulary()
@@ -116,14 +110,14 @@ def corrupt_and_predict(
     masked_text = _masked_text(text, target)
     masked = prepare(encoder, masked_text, max_masks=1)  # NoMLMHeadError for head-less models
     mlm: MaskedLM = encoder  # type: ignore[assignment]  # prepare checked the capability
-    target_id = single_piece_id(mlm, target)
+    target_id = single_piece(mlm, target)[1]
     pos = masked.mask_positions[0]
     if mode == "mask":
         shown_id = masked.input_ids[pos]
     elif mode == "keep":
         shown_id = target_id
     elif replacement:
-        shown_id = single_piece_id(mlm, replacement)
+        shown_id = single_piece(mlm, replacement)[1]
     else:
         shown_id = random_word_id(mlm, seed, avoid=target_id)
     # The fill-mask call itself, with the chosen token at the position (mask mode: unchanged).

@@ -194,12 +194,15 @@ def _wsd(probe, layers, words, targets) -> pd.DataFrame:  # noqa: ANN001
     idx = [i for i, _ in targets]
     keys = [k for _, k in targets]
     per_layer, sources = {}, {}
+    first: dict[str, str] = {}  # WordNet's first sense of a lemma unseen in training
     for la in probe.layers:
         senses, src, cos = probe.predict_senses(la, layers[la][idx], keys)
         unseen = src == "unseen"
         if unseen.any():
             senses = senses.astype(object)
-            senses[unseen] = [_first_sense(k) for k in np.asarray(keys)[unseen]]
+            senses[unseen] = [
+                first.setdefault(k, _first_sense(k)) for k in np.asarray(keys)[unseen]
+            ]
             src = np.where(unseen & (senses != ""), "wordnet-first", src)
         per_layer[la] = (senses.astype(str), cos)
         sources[la] = src

@@ -265,7 +265,7 @@ def _layer_index(layer: int | str, n_layers: int) -> int:
         index = int(layer)
     except (TypeError, ValueError):
         index = -1
-    if not 0 <= index < n_layers or str(layer).strip().startswith("-"):
+    if not 0 <= index < n_layers:
         raise InvalidArgumentError(
             f"layer must be 'last' or a number from 0 to {n_layers - 1}, not {layer!r}."
         )

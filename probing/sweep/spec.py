@@ -167,13 +167,18 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
 # -- one key each -------------------------------------------------------------------------
 
 
+def _distinct(items: tuple, key: str, what: str, example: str) -> tuple:
+    """``items`` when non-empty and without repeats; SweepError naming ``key`` otherwise."""
+    if not items:
+        raise SweepError(f"`{key}` is empty; {example}")
+    if len(set(items)) != len(items):
+        raise SweepError(f"`{key}` lists a {what} twice: {list(items)}")
+    return items
+
+
 def _models(value: Any) -> tuple[str, ...]:
     names = tuple(_str(m, "models") for m in _list(value, "models"))
-    if not names:
-        raise SweepError('`models` is empty; list at least one, e.g. models = ["minilm-l6"]')
-    if len(set(names)) != len(names):
-        raise SweepError(f"`models` lists a model twice: {list(names)}")
-    return names
+    return _distinct(names, "models", "model", 'list at least one, e.g. models = ["minilm-l6"]')
 
 
 def _task(value: Any, i: int) -> TaskSpec:
@@ -202,11 +207,7 @@ def _layers(value: Any) -> tuple[int, ...] | None:
     if value == "all":
         return None
     layers = tuple(_int(x, "layers") for x in _list(value, "layers"))
-    if not layers:
-        raise SweepError('`layers` is empty; give a list such as [0, 3, 6] or "all"')
-    if len(set(layers)) != len(layers):
-        raise SweepError(f"`layers` lists a layer twice: {list(layers)}")
-    return layers
+    return _distinct(layers, "layers", "layer", 'give a list such as [0, 3, 6] or "all"')
 
 
 def _training(table: dict[str, Any]) -> Training:

@@ -383,14 +383,7 @@ def train(args: argparse.Namespace, command: str = "") -> int:
             f"({time.time() - t:.0f}s); exported to {export_dir}"
         )
 
-    loop = TrainingLoop(
-        state,
-        max_tokens=args.max_tokens,
-        max_steps=args.max_steps,
-        log_every=args.log_every,
-        checkpoint_minutes=args.checkpoint_minutes,
-        wall_time="run",
-    )
+    loop = TrainingLoop.from_args(state, args, wall_time="run")
     window = {"t": time.time(), "tokens": 0, "nll_f": 0.0, "nll_b": 0.0, "n": 0, "lr": 0.0}
     batches = epoch_batches(corpus, args.batch_tokens, args.seed, state["epoch"])
 

@@ -63,6 +63,21 @@ class TrainingLoop:
         self.stopped_by_signal = False
         self._callbacks: dict[str, list[Callable[..., None]]] = defaultdict(list)
 
+    @classmethod
+    def from_args(
+        cls, state: dict[str, Any], args: Any, wall_time: Literal["run", "steps"]
+    ) -> TrainingLoop:
+        """The loop a trainer's command line asks for (``max_tokens``, ``max_steps``,
+        ``log_every``, ``checkpoint_minutes``)."""
+        return cls(
+            state,
+            max_tokens=args.max_tokens,
+            max_steps=args.max_steps,
+            log_every=args.log_every,
+            checkpoint_minutes=args.checkpoint_minutes,
+            wall_time=wall_time,
+        )
+
     def set_callback(self, event: Event, fn: Callable[..., None]) -> None:
         """Call ``fn()`` on ``event`` (``fn(signum)`` for "signal")."""
         self._callbacks[event].append(fn)

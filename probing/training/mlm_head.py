@@ -374,14 +374,7 @@ def _train(args: argparse.Namespace, command: str) -> int:
     if state["tokens_seen"] == 0 and not state["evals"]:
         do_eval()  # the untrained head (log-prior bias): the curve's starting point
     next_eval = next_eval_after(state["tokens_seen"], args.eval_every)
-    loop = TrainingLoop(
-        state,
-        max_tokens=args.max_tokens,
-        max_steps=args.max_steps,
-        log_every=args.log_every,
-        checkpoint_minutes=args.checkpoint_minutes,
-        wall_time="steps",
-    )
+    loop = TrainingLoop.from_args(state, args, wall_time="steps")
     set_train_mode(model, args.unfreeze_top)
     trainable = [p for p in model.parameters() if p.requires_grad]
     window = {"t": time.time(), "tokens": 0, "loss": 0.0, "n": 0, "factor": 0.0}
