@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,3 +149,35 @@ def test_sentences_outside_the_registry_get_the_same_vectors_in_memory(minilm, c
     assert list(mem.sentence_index) == list(cached.sentence_index)
     with pytest.raises(ValueError, match="no sentences"):
         features_of_sentences(minilm, [], "upos")
+
+
+def _rss_file_kib() -> int:
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    raise LookupError("no RssFile")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc accounting")
+def test_layer_reads_do_not_keep_the_memory_map_resident(minilm, cache):
+    """A sweep reads every layer of a cache entry; the mapped pages must not pile up in the
+    process (they stay in the page cache), and the values must be those on disk."""
+
+    def read_all(f: Features) -> list[np.ndarray]:
+        view = f.select(f.labels != "PUNCT")
+        return [f.layer(i) for i in f.layer_ids] + [view.layers, f.static]
+
+    # A first pass over another entry maps the library code that reading runs.
+    read_all(_extract(minilm, pooling="mean"))
+    a = _extract(minilm)
+    on_disk = np.load(a.path / "layers.npy")  # an ordinary read, for comparison
+    view = a.select(a.labels != "PUNCT")
+    before = _rss_file_kib()
+    got = read_all(a)
+    grown = _rss_file_kib() - before
+    for i in range(len(a.layer_ids)):
+        np.testing.assert_array_equal(got[i], on_disk[i].astype(np.float32))
+    np.testing.assert_array_equal(got[-2], on_disk[:, view._rows])
+    # The entry's layers are ~50 pages here; reading them all left at most a few mapped.
+    assert on_disk.nbytes > 40 * 4096
+    assert grown * 1024 < on_disk.nbytes / 4, (grown, on_disk.nbytes)

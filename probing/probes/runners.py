@@ -376,19 +376,27 @@ class TaggingRun(Run):
     def _scalar_mixes(self, layer_ids: list[int], cumulative: bool) -> None:
         """The mix over all layers (first seed) and, for Tenney et al.'s own centre of
         gravity, the cumulative mixes over layers 0..l."""
-        tr = self.trains[self.seed]
+        # The mix's own training sample (the same words ScalarMixProbe would draw), with
+        # every layer read once for all the mixes: (L, 50k, D) float16, not (L, 204k, D).
+        tr = self.trains[self.seed].subsample(MIX_MAX_TRAIN_WORDS, seed=self.seed)
         dev = self.dev
         y_dev = None if dev is None else dev.labels
         n = len(layer_ids)
-        pos = {layer: i for i, layer in enumerate(self.test.layer_ids)}
+        order = {layer: i for i, layer in enumerate(self.test.layer_ids)}
+        pos = [order[layer] for layer in layer_ids]
+
+        def read(f: Features) -> np.ndarray:
+            return f.layers if pos == list(range(len(order))) else f.layers[pos]
+
+        X_tr, X_te = read(tr), read(self.test)
+        X_dev = None if dev is None else read(dev)
         cum_draws, cum_points = [], []
         for k in range(1 if cumulative else n, n + 1):
             sub = layer_ids[:k]
-            idx = [pos[layer] for layer in sub]
             probe = ScalarMixProbe(max_train_words=MIX_MAX_TRAIN_WORDS, random_state=self.seed)
-            probe.fit(tr.layers[idx], tr.labels, None if dev is None else dev.layers[idx], y_dev,
+            probe.fit(X_tr[:k], tr.labels, None if X_dev is None else X_dev[:k], y_dev,
                       layers=sub)  # fmt: skip
-            pred = probe.predict(self.test.layers[idx])
+            pred = probe.predict(X_te[:k])
             point, draws = self.boot.draws(self.y_te, pred, "accuracy")
             cum_points.append(point)
             cum_draws.append(draws)
