@@ -100,13 +100,13 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         yt = torch.from_numpy(y_idx.astype(np.int64))
         dev = None
         if X_dev is not None and y_dev is not None:
-            dev = (self._standardise(X_dev), np.asarray(y_dev))
+            dev = (X_dev, np.asarray(y_dev))  # standardised chunk by chunk when scored
         best = None
         gen = torch.Generator().manual_seed(self.random_state)
         for _ in range(self.epochs):
             self.mix_.train()
             for batch in torch.randperm(len(yt), generator=gen).split(self.batch_size):
-                # Sorted rows read a memory map in order; the loss is order-free.
+                # Sorted: the loss is order-free, and sorted rows keep earlier results to the digit.
                 batch = batch.sort().values
                 xb = torch.from_numpy(Xs[:, batch.numpy()])
                 logits = self.linear_(self._mix(xb))
@@ -115,7 +115,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
                 loss.backward()
                 opt.step()
             if dev is not None:
-                score = float(np.mean(self._predict_standardised(dev[0]) == dev[1]))
+                score = float(np.mean(self.predict(dev[0]) == dev[1]))
                 if best is None or score > best[0]:
                     best = (score, self._state())
         if best is not None:
@@ -126,23 +126,15 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """(n, k) probabilities for X (n_layers, n, dim)."""
-        return self._proba(X, standardised=False)
-
-    def _proba(self, X: np.ndarray, standardised: bool) -> np.ndarray:
         import torch
 
         with torch.no_grad():
             self.mix_.eval()
             out = []
             for start in range(0, X.shape[1], _CHUNK):
-                x = X[:, start : start + _CHUNK]
-                xt = torch.from_numpy(np.ascontiguousarray(x) if standardised
-                                      else self._standardise(x))  # fmt: skip
+                xt = torch.from_numpy(self._standardise(X[:, start : start + _CHUNK]))
                 out.append(torch.softmax(self.linear_(self._mix(xt)), dim=-1).numpy())
         return np.concatenate(out) if out else np.zeros((0, len(self.classes_)))
-
-    def _predict_standardised(self, Xs: np.ndarray) -> np.ndarray:
-        return self.classes_[np.argmax(self._proba(Xs, standardised=True), axis=1)]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """(n,) labels for X (n_layers, n, dim)."""
