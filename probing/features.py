@@ -708,8 +708,9 @@ def encode_into(
                     f"{sentences[i].sent_id}: the encoder returned {enc.layers.shape[1]} "
                     f"words for {b - a}"
                 )
-            store[:, a:b] = _to_float16(enc.layers[list(layer_ids)])
-            static[a:b] = _to_float16(enc.static)
+            every = list(layer_ids) == list(range(enc.layers.shape[0]))
+            _put_float16(store[:, a:b], enc.layers if every else enc.layers[list(layer_ids)])
+            _put_float16(static[a:b], enc.static)
         done += len(idx)
         if progress is not None:
             progress(done, total)
@@ -782,6 +783,7 @@ def _dtype_tag(encoder) -> str:  # noqa: ANN001
     return "" if dtype == "float32" else f"|dtype={dtype}"
 
 
-def _to_float16(x: np.ndarray) -> np.ndarray:
+def _put_float16(out: np.ndarray, x: np.ndarray) -> None:
+    """Write ``x`` into the float16 ``out`` without a temporary copy."""
     # Clip rather than overflow to inf: a few BERT dimensions are large, none near 65504.
-    return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX).astype(np.float16)
+    np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")
