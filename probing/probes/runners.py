@@ -384,12 +384,9 @@ class TaggingRun(Run):
         n = len(layer_ids)
         order = {layer: i for i, layer in enumerate(self.test.layer_ids)}
         pos = [order[layer] for layer in layer_ids]
-
-        def read(f: Features) -> np.ndarray:
-            return f.layers if pos == list(range(len(order))) else f.layers[pos]
-
-        X_tr, X_te = read(tr), read(self.test)
-        X_dev = None if dev is None else read(dev)
+        sel = slice(None) if pos == list(range(len(order))) else pos  # a slice copies nothing
+        X_tr, X_te = tr.layers[sel], self.test.layers[sel]
+        X_dev = None if dev is None else dev.layers[sel]
         cum_draws, cum_points = [], []
         for k in range(1 if cumulative else n, n + 1):
             sub = layer_ids[:k]
