@@ -695,22 +695,26 @@ def encode_into(
     if progress is not None:
         progress(0, total)  # so that a progress bar appears before the first batch
     reset = getattr(encoder, "reset_state", None)
+    lean = getattr(encoder, "word_vectors", None)  # float16 vectors without Encodings
     for idx in plan_batches(counts, batch_size):
         if callable(reset):
             reset()  # stateful encoders (ELMo): vectors must not depend on batch order
-        encs = encoder.encode(
-            [words[i] for i in idx], pooling=pooling, windowed=True, batch_size=len(idx)
-        )
-        for i, enc in zip(idx, encs, strict=True):
+        batch = [words[i] for i in idx]
+        if callable(lean):
+            vectors = lean(batch, pooling)
+        else:
+            encs = encoder.encode(batch, pooling=pooling, windowed=True, batch_size=len(idx))
+            vectors = [(e.layers, e.static) for e in encs]
+        for i, (layers, static_i) in zip(idx, vectors, strict=True):
             a, b = offsets[i], offsets[i + 1]
-            if enc.layers.shape[1] != b - a:
+            if layers.shape[1] != b - a:
                 raise ValueError(
-                    f"{sentences[i].sent_id}: the encoder returned {enc.layers.shape[1]} "
+                    f"{sentences[i].sent_id}: the encoder returned {layers.shape[1]} "
                     f"words for {b - a}"
                 )
-            every = list(layer_ids) == list(range(enc.layers.shape[0]))
-            _put_float16(store[:, a:b], enc.layers if every else enc.layers[list(layer_ids)])
-            _put_float16(static[a:b], enc.static)
+            every = list(layer_ids) == list(range(layers.shape[0]))
+            _put_float16(store[:, a:b], layers if every else layers[list(layer_ids)])
+            _put_float16(static[a:b], static_i)
         done += len(idx)
         if progress is not None:
             progress(done, total)
@@ -785,5 +789,8 @@ def _dtype_tag(encoder) -> str:  # noqa: ANN001
 
 def _put_float16(out: np.ndarray, x: np.ndarray) -> None:
     """Write ``x`` into the float16 ``out`` without a temporary copy."""
+    if x.dtype == np.float16:  # already clipped (an encoder's word_vectors)
+        out[...] = x
+        return
     # Clip rather than overflow to inf: a few BERT dimensions are large, none near 65504.
     np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")

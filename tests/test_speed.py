@@ -106,6 +106,43 @@ def test_bert_encode_keeps_input_order_and_equals_one_at_a_time(minilm, ewt_dev)
         np.testing.assert_allclose(b.static, s.static, atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("pooling", ["first", "last", "mean"])
+def test_feature_path_vectors_are_encodes_bit_for_bit(minilm, ewt_dev, pooling):
+    # The feature path gathers and converts a whole batch at once (word_vectors); it must
+    # store exactly what encode() returns, also where it falls back to encode(): a word
+    # without pieces (a zero-width space) and a sentence longer than the model takes.
+    sents = [*ewt_dev[:10], ["a", "\u200b", "word"], ["long"] * (minilm.max_pieces + 20)]
+    for batch in (sents[:10], sents[:11], sents):
+        lean = minilm.word_vectors(batch, pooling)
+        full = minilm.encode(batch, pooling=pooling, windowed=True, batch_size=len(batch),
+                             max_tokens=None)  # fmt: skip
+        for (layers, static), e in zip(lean, full, strict=True):
+            assert layers.dtype == static.dtype == np.float16
+            want = np.clip(e.layers, -65504, 65504).astype(np.float16)
+            assert np.array_equal(layers.view(np.uint16), want.view(np.uint16))
+            want = np.clip(e.static, -65504, 65504).astype(np.float16)
+            assert np.array_equal(static.view(np.uint16), want.view(np.uint16))
+
+
+def test_bf16_weights_rounded_once_give_autocasts_vectors(minilm, ewt_dev):
+    # The bf16 encoder keeps its linear weights in bf16 (autocast would round them on every
+    # pass); the products, hence the vectors, must be the ones autocast gives.
+    bf16 = minilm.with_dtype("bfloat16")
+    twin = bf16._bf16_twin()
+    assert twin is bf16._bf16_twin() and twin is not minilm.model
+    assert twin.get_input_embeddings().weight is minilm.model.get_input_embeddings().weight
+    lean = bf16.encode(ewt_dev[:16])
+    bf16.__dict__["_twin"] = (minilm.model, minilm.model)  # autocast over the fp32 weights
+    try:
+        auto = bf16.encode(ewt_dev[:16])
+    finally:
+        del bf16.__dict__["_twin"]
+    for a, b in zip(lean, auto, strict=True):
+        assert np.array_equal(a.layers, b.layers) and np.array_equal(a.static, b.static)
+    # …and leave the fp32 encoder it shares modules with untouched.
+    assert str(minilm.model.encoder.layer[0].attention.self.query.weight.dtype) == "torch.float32"
+
+
 def test_elmo_encode_shares_the_batching_and_keeps_input_order(elmo_fixture, ewt_dev):
     sents = ewt_dev[:12]
     batched = elmo_fixture.encode(sents, batch_size=4, max_tokens=120)

@@ -13,6 +13,7 @@ Every BERT-family encoder is a :class:`~probing.encoders.base.PairEncoder`; one 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -197,6 +198,70 @@ class TransformersEncoder(Encoder):
             results[i] = self._encode_windowed(batch[i], model_words[i], pooling)
         return [r for r in results if r is not None]
 
+    def word_vectors(
+        self, batch: list[list[str]], pooling: Pooling
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per sentence, the layers' word vectors (n_layers + 1, n_words, dim) and the static
+        ones (n_words, dim) as float16 clipped to its range (what the feature cache stores):
+        :meth:`encode`'s values without its Encodings.
+
+        The feature path's call: the pieces are pooled for the whole batch by one gather and
+        converted to float16 in torch, where encode() copies and pools sentence by sentence
+        and keeps every piece's vectors. Mean pooling, over-long sentences and words without
+        pieces go through encode() (same values either way).
+        """
+        enc = self.tokenizer(batch, is_split_into_words=True, padding=True, return_tensors="pt")
+        n_pos = int(enc["input_ids"].shape[1])
+        word_ids = [enc.word_ids(b) for b in range(len(batch))]
+        piece = _word_pieces(word_ids, [len(w) for w in batch], pooling, n_pos)
+        if piece is None or n_pos > self.max_pieces:
+            return [
+                (_to_float16(e.layers), _to_float16(e.static))
+                for e in self._encode_batch(batch, pooling, False, True)
+            ]
+        inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
+        index = torch.from_numpy(piece).to(self.device)
+        with torch.inference_mode():
+            out = self._run(inputs, output_hidden_states=True)
+            hidden = torch.stack(out.hidden_states).flatten(1, 2)  # (L+1, B * T, D)
+            layers = _to_float16(hidden.index_select(1, index).float().cpu().numpy())
+            embedded = self.model.get_input_embeddings()(inputs["input_ids"]).flatten(0, 1)
+            static = _to_float16(embedded.index_select(0, index).float().cpu().numpy())
+        ends = np.cumsum([len(w) for w in batch])
+        return [
+            (layers[:, end - len(w) : end], static[end - len(w) : end])
+            for w, end in zip(batch, ends, strict=True)
+        ]
+
+    def _run(self, inputs: Mapping[str, torch.Tensor], **options: bool):  # noqa: ANN202
+        """The base model's forward pass in this encoder's dtype."""
+        model = self.model
+        if self.dtype == "bfloat16":
+            model = self._bf16_twin()
+        with self._autocast():
+            return model(**inputs, **options)
+
+    def _bf16_twin(self) -> PreTrainedModel:
+        """The model with its linear layers' weights stored in bf16, made once.
+
+        Autocast rounds every fp32 weight to bf16 on every forward pass (a tenth of the CPU
+        time of a bf16 pass here); rounding them once gives the same products. Everything
+        else (embeddings, layer norms) is shared with the fp32 model, not copied.
+        """
+        twin = self.__dict__.get("_twin")
+        if twin is not None and twin[0] is self.model:
+            return twin[1]
+        linear = {id(p) for m in self.model.modules() if isinstance(m, torch.nn.Linear)
+                  for p in m.parameters()}  # fmt: skip
+        shared = {id(p): p for p in self.model.parameters() if id(p) not in linear}
+        model = copy.deepcopy(self.model, memo=shared)
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear):
+                for name, p in list(m.named_parameters(recurse=False)):
+                    setattr(m, name, torch.nn.Parameter(p.detach().to(torch.bfloat16), False))
+        self.__dict__["_twin"] = (self.model, model)
+        return model
+
     @torch.inference_mode()
     def _forward(
         self,
@@ -212,8 +277,7 @@ class TransformersEncoder(Encoder):
                 model_words, is_split_into_words=True, padding=True, return_tensors="pt"
             )
         inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
-        with self._autocast():
-            out = self.model(**inputs, output_hidden_states=True, output_attentions=attentions)
+        out = self._run(inputs, output_hidden_states=True, output_attentions=attentions)
         hidden = torch.stack(out.hidden_states, dim=1).float().cpu().numpy()  # (B, L+1, T, D)
         static = self.model.get_input_embeddings()(inputs["input_ids"]).float().cpu().numpy()
         att = (
@@ -227,7 +291,8 @@ class TransformersEncoder(Encoder):
             n = int(mask[b].sum())
             # Padding side may be left (some tokenizers): take the real positions.
             pos = np.flatnonzero(mask[b])
-            word_ids = [enc.word_ids(b)[p] for p in pos]
+            ids = enc.word_ids(b)
+            word_ids = [ids[p] for p in pos]
             pieces = self.tokenizer.convert_ids_to_tokens(enc["input_ids"][b][pos].tolist())
             layers = pool_pieces(hidden[b][:, pos], word_ids, len(words), pooling)
             results.append(
@@ -299,6 +364,32 @@ class TransformersEncoder(Encoder):
 
 
 _FORWARD_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+def _to_float16(x: np.ndarray) -> np.ndarray:
+    """float16, clipped to its range rather than overflowing to inf (as the cache stores)."""
+    out = np.empty(x.shape, np.float16)
+    return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")
+
+
+def _word_pieces(
+    word_ids: list[list[int | None]], n_words: list[int], pooling: Pooling, n_pos: int
+) -> np.ndarray | None:
+    """Flat (batch x positions) index of each word's first or last piece, sentences in
+    order; None for mean pooling or when a word has no piece."""
+    if pooling not in ("first", "last"):
+        return None
+    out = []
+    for b, (ids, n) in enumerate(zip(word_ids, n_words, strict=True)):
+        at: dict[int, int] = {}
+        for p, w in enumerate(ids):
+            if w is not None and (pooling == "last" or w not in at):
+                at[w] = b * n_pos + p
+        if len(at) != n:
+            return None
+        out.extend(at[w] for w in range(n))
+    return np.asarray(out, dtype=np.int64)
 
 
 class TransformersMaskedLM(TransformersEncoder):
