@@ -52,6 +52,38 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {mem_gib:.0f} GiB, {gpu} ({platform.machine()})"
 
 
+class RssTracer:
+    """Samples the process's resident memory every 0.1 s and keeps the highest reading with
+    the sweep stage it happened in (``stage`` is set from the progress callback)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.stage, self.peak = "start", (0, "start")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            rss = _rss_mib()
+            if rss > self.peak[0]:
+                self.peak = (rss, self.stage)
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return {"rss_mib": self.peak[0], "stage": self.peak[1]}
+
+
+def _rss_mib() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except OSError:  # not Linux: the tracer reports 0
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
 
@@ -105,11 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     t_load = time.perf_counter() - t0
 
     cpu_marks: dict[str, float] = {}
+    tracer = RssTracer()
 
     def progress(stage: str, done: int, total: int) -> None:
         # The first "fit" call marks the end of extraction: CPU time split at that moment.
         if stage == "fit" and "fit_start" not in cpu_marks:
             cpu_marks["fit_start"] = time.process_time()
+        tracer.stage = f"cold {stage} {done}/{total}"
 
     from probing.probes.run import probe_layers
 
@@ -128,9 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     warm = None
     if args.warm:
         t_w, cpu_w = time.perf_counter(), time.process_time()
+
+        def warm_progress(stage: str, done: int, total: int) -> None:
+            tracer.stage = f"warm {stage} {done}/{total}"
+
         again = probe_layers(
             encoder, args.task, args.dataset, max_train_sentences=args.max_train_sentences,
-            max_train_words=args.max_train_words, n_boot=args.n_boot,
+            max_train_words=args.max_train_words, n_boot=args.n_boot, progress=warm_progress,
         )  # fmt: skip
         warm = {
             "warm_total_s": round(time.perf_counter() - t_w, 1),
@@ -171,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_threads": _torch_threads(),
         "dtype": encoder.dtype,
         **(warm or {}),
+        "peak_rss_stage": tracer.stop(),
         "note": args.note,
     }
     row = (

@@ -65,7 +65,7 @@ import tempfile
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -117,7 +117,7 @@ class Features:
     layer_ids: tuple[int, ...]
     words: np.ndarray
     labels: np.ndarray
-    fields: dict[str, np.ndarray]
+    fields: Mapping[str, np.ndarray]
     sentence_index: np.ndarray
     sent_ids: list[str]
     doc_ids: list[str]
@@ -191,7 +191,11 @@ class Features:
             self,
             words=self.words[idx],
             labels=self.labels[idx],
-            fields={k: v[idx] for k, v in self.fields.items()},
+            fields=(
+                self.fields.select(idx)
+                if isinstance(self.fields, LabelFields)
+                else {k: v[idx] for k, v in self.fields.items()}
+            ),
             sentence_index=self.sentence_index[idx],
             _rows=base[idx],
         )
@@ -212,6 +216,37 @@ class Features:
             return self
         rng = np.random.default_rng(seed)
         return self.select(np.sort(rng.choice(self.n_words, size=max_words, replace=False)))
+
+
+class LabelFields(Mapping[str, np.ndarray]):
+    """A cache entry's label fields by name, each read from its memory map when first
+    asked for: a UPOS sweep never reads UD-EWT's lemma column (110 MB as fixed-width str
+    for the train split, once per view)."""
+
+    def __init__(self, sources: Mapping[str, np.ndarray], rows: np.ndarray | None = None):
+        self._sources = sources  # (n_all,) arrays of the whole entry, memory-mapped
+        self._rows = rows  # None: every word
+        self._read: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._read:
+            src = self._sources[name]
+            self._read[name] = np.array(src if self._rows is None else src[self._rows])
+            _drop_pages(src)
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def select(self, idx: np.ndarray) -> LabelFields:
+        """The fields of rows ``idx`` of this view (fields read already are indexed now)."""
+        rows = idx if self._rows is None else self._rows[idx]
+        out = LabelFields(self._sources, rows)
+        out._read = {k: v[idx] for k, v in self._read.items()}
+        return out
 
 
 def _drop_pages(view: np.ndarray) -> None:
@@ -472,15 +507,16 @@ def load_features(folder: str | os.PathLike[str], key: str | None = None) -> Fea
         static = np.load(folder / "static.npy", mmap_mode="r")
         words = np.load(folder / "words.npy", allow_pickle=False)
         sentence_index = np.load(folder / "sentence_index.npy", allow_pickle=False)
-        fields = {
-            name: np.load(folder / f"label_{i}.npy", allow_pickle=False)
+        fields = LabelFields({
+            name: np.load(folder / f"label_{i}.npy", mmap_mode="r")
             for i, name in enumerate(manifest["fields"])
-        }
+        })  # fmt: skip
         sents = json.loads((folder / "sentences.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError) as exc:
         raise CorruptCacheError(f"{folder}: unreadable ({exc})") from exc
     n = words.shape[0]
-    if store.shape[1] != n or static.shape[0] != n or any(v.shape[0] != n for v in fields.values()):
+    sizes = [v.shape[0] for v in fields._sources.values()]
+    if store.shape[1] != n or static.shape[0] != n or any(size != n for size in sizes):
         raise CorruptCacheError(f"{folder}: arrays disagree on the number of words")
     return Features(
         layer_ids=tuple(manifest["layers"]),

@@ -10,6 +10,7 @@ import pytest
 
 from probing.features import (
     Features,
+    LabelFields,
     extract_features,
     features_of_sentences,
     load_features,
@@ -181,3 +182,18 @@ def test_layer_reads_do_not_keep_the_memory_map_resident(minilm, cache):
     # The entry's layers are ~50 pages here; reading them all left at most a few mapped.
     assert on_disk.nbytes > 40 * 4096
     assert grown * 1024 < on_disk.nbytes / 4, (grown, on_disk.nbytes)
+
+
+def test_label_fields_are_read_only_when_asked_for_and_equal_the_files(minilm, cache):
+    # A tagging sweep needs one field; the others (UD-EWT's lemma column is 110 MB as str
+    # for the train split) must not be read, and what is read must be the stored column.
+    f = _extract(minilm)
+    assert isinstance(f.fields, LabelFields)
+    stored = json.loads((f.path / "manifest.json").read_text())["fields"]
+    assert sorted(f.fields) == sorted(stored) and "lemma" in stored
+    lemma = np.load(f.path / f"label_{stored.index('lemma')}.npy")
+    assert f.fields._read.keys() == {"upos"}  # with_label read its own field only
+    view = f.select(f.labels != "PUNCT").select(np.arange(5))
+    assert "lemma" not in view.fields._read
+    np.testing.assert_array_equal(view.fields["lemma"], lemma[f._rows][f.labels != "PUNCT"][:5])
+    np.testing.assert_array_equal(view.labels, view.fields["upos"])

@@ -254,6 +254,30 @@ def cache(tmp_path, monkeypatch):
     return tmp_path
 
 
+def test_cumulative_mixes_on_one_standardised_sample_equal_mixes_on_their_own(minilm, cache):
+    # The sweep standardises the mixes' sample once and gives each cumulative mix its first
+    # k layers; that must be the very mix a probe standardising its own input trains.
+    from probing.features import extract_features
+    from probing.probes.mix import standardise_layers
+
+    tr = extract_features(minilm, "ud-ewt", "train", "upos", max_sentences=60)
+    dv = extract_features(minilm, "ud-ewt", "dev", "upos", max_sentences=30)
+    X, Xd = tr.layers, dv.layers
+    Xs, (mean, std) = standardise_layers(X)
+    assert Xs.dtype == np.float32 and Xs.shape == X.shape
+    for k in (2, 7):
+        own = ScalarMixProbe(epochs=2, max_train_words=None).fit(
+            X[:k], tr.labels, Xd[:k], dv.labels
+        )
+        shared = ScalarMixProbe(epochs=2, max_train_words=None).fit(
+            Xs[:k], tr.labels, Xd[:k], dv.labels, standardised=(mean[:k], std[:k])
+        )
+        assert np.array_equal(own.weights_, shared.weights_) and own.gamma_ == shared.gamma_
+        assert np.array_equal(own.predict_proba(Xd[:k]), shared.predict_proba(Xd[:k]))
+    with pytest.raises(ValueError, match="max_train_words"):
+        ScalarMixProbe(max_train_words=10).fit(Xs, tr.labels, standardised=(mean, std))
+
+
 def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
     seen = []
     res = probe_layers(

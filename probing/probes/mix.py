@@ -63,8 +63,15 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         X_dev: np.ndarray | None = None,
         y_dev: Sequence | None = None,
         layers: Sequence[int] | None = None,
+        *,
+        standardised: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> ScalarMixProbe:
-        """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim)."""
+        """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim).
+
+        ``standardised``: the (mean, std), (n_layers, 1, dim) each, when X is already
+        standardised with them (:func:`standardise_layers`): the cumulative mixes of a sweep
+        share one standardised sample. X must then be the training sample itself (no more
+        than ``max_train_words`` words)."""
         import torch
 
         from probing.encoders.scalar_mix import ScalarMix
@@ -73,15 +80,25 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         rows = np.arange(len(y))
         if self.max_train_words is not None and len(y) > self.max_train_words:
+            if standardised is not None:
+                raise ValueError(
+                    f"a standardised sample must have at most max_train_words="
+                    f"{self.max_train_words} words, not {len(y)}"
+                )
             rows = np.sort(rng.choice(len(y), size=self.max_train_words, replace=False))
         y = y[rows]
         self.classes_, y_idx = np.unique(y, return_inverse=True)
-        self.mean_, self.std_ = _layer_stats(X, rows)  # (L, 1, D) each
-        # Standardised once, not per batch and epoch (same values: the operation is
-        # elementwise). Only the training sample is held, as float32 (L, n, D): 540 MB at
-        # the sweep's 50,000 words x 7 layers x 384.
-        Xs = self._standardise(X if len(rows) == X.shape[1] else X[:, rows])
         n_layers, dim = X.shape[0], X.shape[2]
+        if standardised is not None:
+            self.mean_, self.std_ = standardised
+            Xs = np.asarray(X, np.float32)
+        else:
+            self.mean_, self.std_ = _layer_stats(X, rows)  # (L, 1, D) each
+            # Standardised once, not per batch and epoch (same values: the operation is
+            # elementwise). Only the training sample is held, as float32 (L, n, D): 540 MB at
+            # the sweep's 50,000 words x 7 layers x 384.
+            Xs = self._standardise(X if len(rows) == X.shape[1] else X[:, rows])
+        del X  # the caller's float16 copy can go once nothing else holds it
         self.layers_ = list(layers) if layers is not None else list(range(n_layers))
 
         torch.manual_seed(self.random_state)
@@ -167,6 +184,18 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
     def _load_state(self, state: dict) -> None:
         self.mix_.load_state_dict(state["mix"])
         self.linear_.load_state_dict(state["linear"])
+
+
+def standardise_layers(X: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """X (L, n, D) standardised per layer and dimension with its own statistics, float32,
+    and those (mean, std): what :meth:`ScalarMixProbe.fit` does to its training sample.
+    A layer's statistics do not depend on the other layers, so any first k layers of the
+    result, with the first k of the statistics, are the standardised sample of those k."""
+    mean, std = _layer_stats(X, np.arange(X.shape[1]))
+    x = np.array(X, np.float32)
+    x -= mean
+    x /= std
+    return x, (mean, std)
 
 
 def torch_tensordot(w, x):  # noqa: ANN001, ANN201 - (L,), (L, B, D) -> (B, D)

@@ -30,7 +30,7 @@ from probing.probes.metrics import (
     expected_layer,
     seed_estimate,
 )
-from probing.probes.mix import ScalarMixProbe
+from probing.probes.mix import ScalarMixProbe, standardise_layers
 from probing.probes.tasks import Task
 from probing.probes.wsd import (
     MostFrequentSense,
@@ -385,14 +385,17 @@ class TaggingRun(Run):
         order = {layer: i for i, layer in enumerate(self.test.layer_ids)}
         pos = [order[layer] for layer in layer_ids]
         sel = slice(None) if pos == list(range(len(order))) else pos  # a slice copies nothing
-        X_tr, X_te = tr.layers[sel], self.test.layers[sel]
+        # Standardised once for every mix (a layer's statistics do not depend on the others):
+        # float32 (L, 50k, D); the float16 sample goes before dev and test are read.
+        X_tr, (mean, std) = standardise_layers(tr.layers[sel])
+        X_te = self.test.layers[sel]
         X_dev = None if dev is None else dev.layers[sel]
         cum_draws, cum_points = [], []
         for k in range(1 if cumulative else n, n + 1):
             sub = layer_ids[:k]
             probe = ScalarMixProbe(max_train_words=MIX_MAX_TRAIN_WORDS, random_state=self.seed)
             probe.fit(X_tr[:k], tr.labels, None if X_dev is None else X_dev[:k], y_dev,
-                      layers=sub)  # fmt: skip
+                      layers=sub, standardised=(mean[:k], std[:k]))  # fmt: skip
             pred = probe.predict(X_te[:k])
             point, draws = self.boot.draws(self.y_te, pred, "accuracy")
             cum_points.append(point)
