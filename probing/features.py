@@ -156,9 +156,7 @@ class Features:
         if layer_id not in self.layer_ids:
             raise KeyError(f"layer {layer_id} was not extracted; have {list(self.layer_ids)}")
         mat = self._store[self._layer_pos[self.layer_ids.index(layer_id)]]
-        out = np.array(mat if self._rows is None else mat[self._rows], dtype=np.float32)
-        _drop_pages(mat)
-        return out
+        return _read_rows(mat, self._rows, np.float32)
 
     @property
     def layers(self) -> np.ndarray:
@@ -171,16 +169,13 @@ class Features:
         # Row selection layer by layer: never reads the unselected words of the entry.
         out = np.empty((len(self._layer_pos), len(self._rows), self.dim), self._store.dtype)
         for i, p in enumerate(self._layer_pos):
-            out[i] = self._store[p][self._rows]
-            _drop_pages(self._store[p])
+            out[i] = _read_rows(self._store[p], self._rows, self._store.dtype)
         return out
 
     @property
     def static(self) -> np.ndarray:
         """float32 (n_words, dim): each word's context-free vector (``Encoding.static``)."""
-        out = np.array(self._static if self._rows is None else self._static[self._rows], np.float32)
-        _drop_pages(self._static)
-        return out
+        return _read_rows(self._static, self._rows, np.float32)
 
     def select(self, rows: np.ndarray) -> Features:
         """A view onto some words: ``rows`` is a boolean mask or integer indices (n_words)."""
@@ -247,6 +242,32 @@ class LabelFields(Mapping[str, np.ndarray]):
         out = LabelFields(self._sources, rows)
         out._read = {k: v[idx] for k, v in self._read.items()}
         return out
+
+
+_READ_CHUNK = 16_384  # rows per read: 12 MB of float16 at 384 dims
+
+
+def _read_rows(mat: np.ndarray, rows: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
+    """``mat[rows]`` (all rows for None) as a new ``dtype`` array, read chunk by chunk.
+
+    A whole-selection read would hold a float16 copy of the selection next to the float32
+    result, and every page it touched stays mapped until the end: at UD-EWT train's 204,577
+    words x 384 that was 157 MB + 157 MB above the 314 MB result at each layer read."""
+    n = mat.shape[0] if rows is None else len(rows)
+    out = np.empty((n, *mat.shape[1:]), dtype)
+    for start in range(0, n, _READ_CHUNK):
+        stop = min(start + _READ_CHUNK, n)
+        if rows is None:
+            out[start:stop] = mat[start:stop]
+            _drop_pages(mat[start:stop])
+        else:
+            part = rows[start:stop]
+            out[start:stop] = mat[part]
+            lo, hi = int(part.min()), int(part.max()) + 1
+            if hi - lo <= 4 * len(part):  # a compact range (rows are usually sorted)
+                _drop_pages(mat[lo:hi])
+    _drop_pages(mat)
+    return out
 
 
 def _drop_pages(view: np.ndarray) -> None:

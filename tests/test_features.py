@@ -152,14 +152,22 @@ def test_sentences_outside_the_registry_get_the_same_vectors_in_memory(minilm, c
         features_of_sentences(minilm, [], "upos")
 
 
-def _rss_file_kib() -> int:
-    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-        if line.startswith("RssFile:"):
-            return int(line.split()[1])
-    raise LookupError("no RssFile")
+def _mapped_kib(path: Path) -> int:
+    """Resident KiB of this process's mappings of ``path`` (/proc/self/smaps): only the
+    cache file's pages, not library code paged in meanwhile (RssFile counted those too, and
+    a test measuring it failed once on them)."""
+    total, inside = 0, False
+    target = str(path.resolve())
+    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5 and ":" in head[3]:  # a mapping's line
+            inside = len(head) >= 6 and head[5] == target
+        elif inside and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
 
 
-@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc accounting")
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux /proc accounting")
 def test_layer_reads_do_not_keep_the_memory_map_resident(minilm, cache):
     """A sweep reads every layer of a cache entry; the mapped pages must not pile up in the
     process (they stay in the page cache), and the values must be those on disk."""
@@ -173,9 +181,8 @@ def test_layer_reads_do_not_keep_the_memory_map_resident(minilm, cache):
     a = _extract(minilm)
     on_disk = np.load(a.path / "layers.npy")  # an ordinary read, for comparison
     view = a.select(a.labels != "PUNCT")
-    before = _rss_file_kib()
     got = read_all(a)
-    grown = _rss_file_kib() - before
+    grown = _mapped_kib(a.path / "layers.npy") + _mapped_kib(a.path / "static.npy")
     for i in range(len(a.layer_ids)):
         np.testing.assert_array_equal(got[i], on_disk[i].astype(np.float32))
     np.testing.assert_array_equal(got[-2], on_disk[:, view._rows])
@@ -197,3 +204,36 @@ def test_label_fields_are_read_only_when_asked_for_and_equal_the_files(minilm, c
     assert "lemma" not in view.fields._read
     np.testing.assert_array_equal(view.fields["lemma"], lemma[f._rows][f.labels != "PUNCT"][:5])
     np.testing.assert_array_equal(view.labels, view.fields["upos"])
+
+
+def test_chunked_reads_equal_whole_reads_for_any_row_order(minilm, cache, monkeypatch):
+    # Layers are read a chunk of rows at a time (no float16 copy of the whole selection);
+    # sorted, shuffled and repeated selections must give exactly the stored values.
+    import probing.features as features_module
+
+    monkeypatch.setattr(features_module, "_READ_CHUNK", 7)
+    f = _extract(minilm)
+    on_disk = np.load(f.path / "layers.npy")
+    static = np.load(f.path / "static.npy")
+    rng = np.random.default_rng(0)
+    for rows in (np.arange(f.n_words), rng.permutation(f.n_words), np.array([3, 3, 0, 5])):
+        view = f.select(rows)
+        want = f._rows[rows] if f._rows is not None else rows
+        np.testing.assert_array_equal(view.layer(2), on_disk[2][want].astype(np.float32))
+        np.testing.assert_array_equal(view.static, static[want].astype(np.float32))
+        np.testing.assert_array_equal(view.layers, on_disk[:, want])
+
+
+def test_chunked_moments_equal_the_whole_matrix_formula(minilm, cache):
+    # Above 50,000 training words the probe standardises with float64 sums in chunks (a
+    # float64 copy of the matrix was 600 MB); the float32 mean and scale must not change.
+    import torch
+
+    from probing.probes.linear import _chunked_moments
+
+    X = torch.from_numpy(_extract(minilm).layer(4))
+    mean, var = _chunked_moments(X, chunk=5)
+    want_mean = X.mean(0, dtype=torch.float64)
+    want_var = ((X.double() - want_mean) ** 2).mean(0)
+    assert torch.equal(mean.float(), want_mean.float())
+    assert torch.equal(torch.sqrt(var).float(), torch.sqrt(want_var).float())

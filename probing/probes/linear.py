@@ -111,8 +111,11 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.device_ = resolve_device(self.device)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         Xt = torch.from_numpy(X).to(self.device_)
-        mean = Xt.mean(0, dtype=torch.float64)
-        var = ((Xt.double() - mean) ** 2).mean(0) if len(y) < 50_000 else _chunked_var(Xt, mean)
+        if len(y) < 50_000:
+            mean = Xt.mean(0, dtype=torch.float64)
+            var = ((Xt.double() - mean) ** 2).mean(0)
+        else:  # float64 sums in chunks: a float64 copy of 200k x 384 would be 600 MB
+            mean, var = _chunked_moments(Xt)
         scale = torch.sqrt(var)
         scale[scale == 0] = 1.0  # constant features: as StandardScaler
         self.mean_, self.scale_ = mean.float(), scale.float()
@@ -225,12 +228,20 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
                 yield (torch.softmax(s, dim=1) if softmax else s).cpu().numpy()
 
 
-def _chunked_var(Xt, mean):  # noqa: ANN001, ANN202
-    """Per-column variance in float64 without a float64 copy of the whole matrix."""
+def _chunked_moments(Xt, chunk: int = 8_192):  # noqa: ANN001, ANN202
+    """Per-column mean and variance in float64 (two passes, as the whole-matrix formula)
+    without a float64 copy of the matrix: at most ``chunk`` rows in float64 at a time."""
+    import torch
+
+    n = Xt.shape[0]
+    total = 0.0
+    for start in range(0, n, chunk):
+        total = total + Xt[start : start + chunk].sum(0, dtype=torch.float64)
+    mean = total / n
     acc = 0.0
-    for start in range(0, Xt.shape[0], _CHUNK):
-        acc = acc + ((Xt[start : start + _CHUNK].double() - mean) ** 2).sum(0)
-    return acc / Xt.shape[0]
+    for start in range(0, n, chunk):
+        acc = acc + ((Xt[start : start + chunk].double() - mean) ** 2).sum(0)
+    return mean, acc / n
 
 
 @contextlib.contextmanager
