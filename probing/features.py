@@ -75,6 +75,7 @@ from probing import config, feature_cache
 from probing.cache import LRUCache
 from probing.encoders.base import CONTROL_RE
 from probing.errors import CorruptCacheError, InvalidArgumentError
+from probing.heap import release_free_memory
 from probing.io import sha256_of
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
@@ -678,6 +679,7 @@ def _build(
         store.flush()
         static.flush()
         del store, static
+        release_free_memory()  # the forward passes' activations, before probing starts
 
         np.save(tmp / "words.npy", np.array([w for s in sentences for w in s.words], dtype=str))
         sent_of_word = np.repeat(np.arange(len(sentences), dtype=np.int32), lengths)

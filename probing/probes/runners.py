@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from probing.features import Features
+from probing.heap import release_free_memory
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.control import ControlTask, TypeKeys
 from probing.probes.guards import check_probe_size
@@ -229,6 +230,7 @@ class TaggingRun(Run):
         )
 
     def _step(self) -> None:
+        release_free_memory()  # what the step freed, before the next one allocates
         self._done += 1
         self.progress(self._done, self._steps)
 
