@@ -106,3 +106,15 @@ def pool_pieces(
     for i, g in enumerate(groups):
         out[..., i, :] = piece_vectors[..., g, :].mean(axis=-2)
     return out
+
+
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+def to_float16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``x`` as float16 (into ``out`` when given, else a new array), clipped to float16's
+    range rather than overflowing to inf: how the feature cache stores vectors (a few BERT
+    dimensions are large, none near 65504)."""
+    if out is None:
+        out = np.empty(x.shape, np.float16)
+    return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")

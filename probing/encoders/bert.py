@@ -23,7 +23,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from probing.encoders import batching, bert_mlm
 from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
-from probing.encoding import Encoding, ModelInfo, Pooling, pool_pieces
+from probing.encoding import Encoding, ModelInfo, Pooling, pool_pieces, to_float16
 from probing.errors import InputTooLongError, NoAttentionError
 
 # Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
@@ -216,7 +216,7 @@ class TransformersEncoder(Encoder):
         piece = _word_pieces(word_ids, [len(w) for w in batch], pooling, n_pos)
         if piece is None or n_pos > self.max_pieces:
             return [
-                (_to_float16(e.layers), _to_float16(e.static))
+                (to_float16(e.layers), to_float16(e.static))
                 for e in self._encode_batch(batch, pooling, False, True)
             ]
         inputs = {k: v.to(self.device) for k, v in enc.items() if k in _FORWARD_KEYS}
@@ -224,9 +224,9 @@ class TransformersEncoder(Encoder):
         with torch.inference_mode():
             out = self._run(inputs, output_hidden_states=True)
             hidden = torch.stack(out.hidden_states).flatten(1, 2)  # (L+1, B * T, D)
-            layers = _to_float16(hidden.index_select(1, index).float().cpu().numpy())
+            layers = to_float16(hidden.index_select(1, index).float().cpu().numpy())
             embedded = self.model.get_input_embeddings()(inputs["input_ids"]).flatten(0, 1)
-            static = _to_float16(embedded.index_select(0, index).float().cpu().numpy())
+            static = to_float16(embedded.index_select(0, index).float().cpu().numpy())
         ends = np.cumsum([len(w) for w in batch])
         return [
             (layers[:, end - len(w) : end], static[end - len(w) : end])
@@ -365,13 +365,6 @@ class TransformersEncoder(Encoder):
 
 
 _FORWARD_KEYS = ("input_ids", "attention_mask", "token_type_ids")
-_FLOAT16_MAX = float(np.finfo(np.float16).max)
-
-
-def _to_float16(x: np.ndarray) -> np.ndarray:
-    """float16, clipped to its range rather than overflowing to inf (as the cache stores)."""
-    out = np.empty(x.shape, np.float16)
-    return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")
 
 
 def _word_pieces(

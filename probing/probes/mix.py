@@ -98,7 +98,6 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
             # elementwise). Only the training sample is held, as float32 (L, n, D): 540 MB at
             # the sweep's 50,000 words x 7 layers x 384.
             Xs = self._standardise(X if len(rows) == X.shape[1] else X[:, rows])
-        del X  # the caller's float16 copy can go once nothing else holds it
         self.layers_ = list(layers) if layers is not None else list(range(n_layers))
 
         torch.manual_seed(self.random_state)
@@ -164,12 +163,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
 
     def _standardise(self, X: np.ndarray) -> np.ndarray:
         """float32 (L, B, D) standardised per layer and dimension (a new array)."""
-        # In place on one float32 copy: the same values as ``(X - mean) / std`` without
-        # three more arrays of X's size at the peak.
-        x = np.array(X, np.float32)
-        x -= self.mean_
-        x /= self.std_
-        return x
+        return _standardised(X, self.mean_, self.std_)
 
     def _mix(self, x):  # noqa: ANN001, ANN202 - (L, B, D) tensor -> (B, D)
         # γ · Σ_j softmax(s)_j h_j as one contraction (ScalarMix's formula, vectorised).
@@ -192,10 +186,16 @@ def standardise_layers(X: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.
     A layer's statistics do not depend on the other layers, so any first k layers of the
     result, with the first k of the statistics, are the standardised sample of those k."""
     mean, std = _layer_stats(X, np.arange(X.shape[1]))
+    return _standardised(X, mean, std), (mean, std)
+
+
+def _standardised(X: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """``(X - mean) / std`` as a new float32 array, computed in place on one copy (not three
+    more arrays of X's size at the peak)."""
     x = np.array(X, np.float32)
     x -= mean
     x /= std
-    return x, (mean, std)
+    return x
 
 
 def torch_tensordot(w, x):  # noqa: ANN001, ANN201 - (L,), (L, B, D) -> (B, D)
