@@ -7,7 +7,11 @@ the *ratios* stay meaningful), on the same sentences (a seeded sample of UD EWT 
 - ``features``: the feature path (``features_of_sentences``: encode + pooling + float16);
 - ``encode_bf16`` / ``features_bf16``: the same with ``dtype="bfloat16"`` autocast;
 - ``old_encode`` / ``old_features``: the batching before issue 13 (input order, 16 per
-  batch; sorted by *word* count, 32 per batch), for the "x less CPU than today" ratio;
+  batch; sorted by *word* count, 32 per batch) run through today's per-batch code;
+- ``before_encode`` / ``before_features`` (with ``--before REV``): the code of commit REV
+  itself, exported with ``git archive`` and run in a worker process that stays loaded
+  (``bench/before_worker.py``), interleaved like the rest; with REV = the commit before
+  issue 13's changes (b55f790) this is the "x less CPU than today" ratio the issue means;
 - ``hf_naive``: one sentence per forward pass (tokenizer + model, hidden states);
 - ``hf_batched``: a well-batched HF loop (piece-sorted, same token budget, padded).
 
@@ -16,16 +20,21 @@ words/s; CPU time relative to ``hf_batched``; padded positions per real piece; a
 GFLOP/s per busy core against the measured fp32 and bf16 matmul ceilings (``torch.mm``,
 2048², one thread). Prints a compact table and writes ``--json``.
 
-    OMP_WAIT_POLICY=PASSIVE python -m bench.extract --sentences 300 --rounds 3 --threads 2
+    OMP_WAIT_POLICY=PASSIVE python -m bench.extract --sentences 300 --rounds 3 --threads 2 \
+        --before b55f790
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,14 +74,55 @@ def forward_flops(encoder, counts, plan) -> float:  # noqa: ANN001
     return total
 
 
+def sample_indices(n: int, seed: int = 0) -> list[int]:
+    """Sorted indices of a seeded sample of ``n`` UD EWT training sentences."""
+    from probing.features import read_sentences
+
+    total = len(read_sentences("ud-ewt", "train"))
+    idx = np.random.default_rng(seed).choice(total, size=min(n, total), replace=False)
+    return [int(i) for i in np.sort(idx)]
+
+
 def sample_sentences(n: int, seed: int = 0) -> list:
     from probing.features import read_sentences
 
     sents = read_sentences("ud-ewt", "train")
-    idx = np.sort(
-        np.random.default_rng(seed).choice(len(sents), size=min(n, len(sents)), replace=False)
-    )
-    return [sents[i] for i in idx]
+    return [sents[i] for i in sample_indices(n, seed)]
+
+
+class BeforeWorker:
+    """An older commit's code in its own process (``bench/before_worker.py``), asked to run
+    its ``encode`` or feature path on the same sentences; answers (cpu s, wall s)."""
+
+    def __init__(self, rev: str, model: str, threads: int, indices: list[int]) -> None:
+        root = Path(__file__).resolve().parent.parent
+        self._tmp = tempfile.TemporaryDirectory(prefix="cl-before-")
+        archive = subprocess.run(["git", "-C", str(root), "archive", rev],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(self._tmp.name, filter="data")
+        env = {**os.environ, "PYTHONPATH": self._tmp.name}
+        spec = json.dumps({"model": model, "threads": threads, "indices": indices})
+        self._proc = subprocess.Popen(
+            [sys.executable, str(root / "bench" / "before_worker.py"), spec],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=self._tmp.name,
+            env=env,
+        )  # fmt: skip
+        ready = json.loads(self._proc.stdout.readline() or "{}")
+        if not ready.get("ready"):
+            raise RuntimeError(f"the worker for {rev} did not start")
+        self.words = int(ready["words"])
+
+    def run(self, name: str) -> tuple[float, float]:
+        self._proc.stdin.write(name + "\n")
+        self._proc.stdin.flush()
+        out = json.loads(self._proc.stdout.readline())
+        return out["cpu_s"], out["wall_s"]
+
+    def close(self) -> None:
+        self._proc.stdin.close()
+        self._proc.wait(timeout=60)
+        self._tmp.cleanup()
 
 
 def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per method
@@ -128,6 +178,28 @@ def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per
     return out
 
 
+def time_methods(table: dict, rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """(cpu s, wall s) of every method in every round, rounds interleaved."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in table}
+    for _ in range(rounds):
+        for name, (fn, _) in table.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            timed = fn()  # a worker's method answers with its own process's times
+            mine = (time.process_time() - c0, time.perf_counter() - t0)
+            times[name].append(timed if isinstance(timed, tuple) else mine)
+    return times
+
+
+def add_less_than_today(rows: dict[str, dict]) -> None:
+    """``cpu_less_than_<old>`` on each new method: the old method's CPU over the new one's."""
+    for today in ("old", "before"):
+        for kind in ("encode", "features"):
+            for new in (kind, f"{kind}_bf16"):
+                if f"{today}_{kind}" in rows and new in rows:
+                    ratio = rows[f"{today}_{kind}"]["cpu_s"] / rows[new]["cpu_s"]
+                    rows[new][f"cpu_less_than_{today}_{kind}"] = round(ratio, 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -137,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median kept)")
     p.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
     p.add_argument("--only", nargs="*", help="methods to run (default: all)")
+    p.add_argument(
+        "--before",
+        metavar="REV",
+        help="also time commit REV's own encode() and feature path (b55f790: before issue 13)",
+    )
     p.add_argument("--json", default=DEFAULT_JSON, help="where to write the record")
     p.add_argument("--note", default="")
     args = p.parse_args(argv)
@@ -155,6 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     sentences = sample_sentences(args.sentences)
     n_words = sum(len(s.words) for s in sentences)
     table = methods(encoder, sentences)
+    worker = None
+    if args.before:
+        worker = BeforeWorker(args.before, args.model, args.threads, sample_indices(args.sentences))
+        if worker.words != sum(len(s.words) for s in sentences):
+            raise SystemExit(f"{args.before} reads different sentences; ratios would mislead")
+        table["before_encode"] = (lambda: worker.run("encode"), table["old_encode"][1])
+        table["before_features"] = (lambda: worker.run("features"), table["old_features"][1])
     if args.only:
         table = {k: v for k, v in table.items() if k in args.only}
     counts = encoder.piece_counts([list(s.words) for s in sentences])
@@ -164,12 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     encoder.encode([list(s.words) for s in sentences[:8]])
     encoder.with_dtype("bfloat16").encode([list(s.words) for s in sentences[:8]])
 
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in table}
-    for _ in range(args.rounds):
-        for name, (fn, _) in table.items():
-            c0, t0 = time.process_time(), time.perf_counter()
-            fn()
-            times[name].append((time.process_time() - c0, time.perf_counter() - t0))
+    times = time_methods(table, args.rounds)
+    if worker is not None:
+        worker.close()
 
     ref = "hf_batched" if "hf_batched" in times else "features"
     ref_cpu = statistics.median(c for c, _ in times[ref])
@@ -193,12 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             row["gflop_per_cpu_s"] = round(gflops / cpu, 1)
             row["fraction_of_ceiling"] = round(gflops / cpu / ceiling, 3)
         rows[name] = row
-    for today, new in (("old_encode", "encode_bf16"), ("old_features", "features_bf16"),
-                       ("old_encode", "encode"), ("old_features", "features")):  # fmt: skip
-        if today in rows and new in rows:
-            rows[new][f"cpu_less_than_{today}"] = round(
-                rows[today]["cpu_s"] / rows[new]["cpu_s"], 2
-            )
+    add_less_than_today(rows)
 
     record = {
         "when": datetime.now(UTC).isoformat(timespec="minutes"),
@@ -214,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_avg_before": [round(x, 1) for x in load_before],
         "load_avg_after": [round(x, 1) for x in os.getloadavg()],
         "methods": rows,
+        "before": args.before,
         "note": args.note,
     }
     print(

@@ -118,3 +118,10 @@ def to_float16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     if out is None:
         out = np.empty(x.shape, np.float16)
     return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")
+
+
+def tensor_to_float16(t) -> np.ndarray:  # noqa: ANN001 - a torch tensor (torch not imported here)
+    """:func:`to_float16` of a torch tensor, computed in torch: the same values (clip in
+    float32, then round to nearest even), but vectorised and threaded where numpy's mixed-type
+    clip cost about 5 % of the feature path's CPU time."""
+    return t.float().clamp(-_FLOAT16_MAX, _FLOAT16_MAX).half().cpu().numpy()

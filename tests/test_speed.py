@@ -3,6 +3,8 @@ all on the embedded models and real UD EWT sentences."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -111,11 +113,14 @@ def test_feature_path_vectors_are_encodes_bit_for_bit(minilm, ewt_dev, pooling):
     # The feature path gathers and converts a whole batch at once (word_vectors); it must
     # store exactly what encode() returns, also where it falls back to encode(): a word
     # without pieces (a zero-width space) and a sentence longer than the model takes.
+    # In both dtypes (bf16 hidden states pass through float32 before the float16 clip).
     sents = [*ewt_dev[:10], ["a", "\u200b", "word"], ["long"] * (minilm.max_pieces + 20)]
-    for batch in (sents[:10], sents[:11], sents):
-        lean = minilm.word_vectors(batch, pooling)
-        full = minilm.encode(batch, pooling=pooling, windowed=True, batch_size=len(batch),
-                             max_tokens=None)  # fmt: skip
+    for encoder, batch in itertools.product(
+        (minilm, minilm.with_dtype("bfloat16")), (sents[:10], sents[:11], sents)
+    ):
+        lean = encoder.word_vectors(batch, pooling)
+        full = encoder.encode(batch, pooling=pooling, windowed=True, batch_size=len(batch),
+                              max_tokens=None)  # fmt: skip
         for (layers, static), e in zip(lean, full, strict=True):
             assert layers.dtype == static.dtype == np.float16
             want = np.clip(e.layers, -65504, 65504).astype(np.float16)

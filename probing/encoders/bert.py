@@ -23,7 +23,14 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from probing.encoders import batching, bert_mlm
 from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
-from probing.encoding import Encoding, ModelInfo, Pooling, pool_pieces, to_float16
+from probing.encoding import (
+    Encoding,
+    ModelInfo,
+    Pooling,
+    pool_pieces,
+    tensor_to_float16,
+    to_float16,
+)
 from probing.errors import InputTooLongError, NoAttentionError
 
 # Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
@@ -223,10 +230,12 @@ class TransformersEncoder(Encoder):
         index = torch.from_numpy(piece).to(self.device)
         with torch.inference_mode():
             out = self._run(inputs, output_hidden_states=True)
-            hidden = torch.stack(out.hidden_states).flatten(1, 2)  # (L+1, B * T, D)
-            layers = to_float16(hidden.index_select(1, index).float().cpu().numpy())
-            embedded = self.model.get_input_embeddings()(inputs["input_ids"]).flatten(0, 1)
-            static = to_float16(embedded.index_select(0, index).float().cpu().numpy())
+            # Gathered before stacking: only the words' pieces are copied, (L+1, words, D).
+            layers = torch.stack(
+                [h.flatten(0, 1).index_select(0, index) for h in out.hidden_states]
+            )
+            static = self.model.get_input_embeddings()(inputs["input_ids"].flatten()[index])
+            layers, static = tensor_to_float16(layers), tensor_to_float16(static)
         ends = np.cumsum([len(w) for w in batch])
         return [
             (layers[:, end - len(w) : end], static[end - len(w) : end])
@@ -295,7 +304,8 @@ class TransformersEncoder(Encoder):
             ids = enc.word_ids(b)
             word_ids = [ids[p] for p in pos]
             pieces = self.tokenizer.convert_ids_to_tokens(enc["input_ids"][b][pos].tolist())
-            layers = pool_pieces(hidden[b][:, pos], word_ids, len(words), pooling)
+            piece_layers = hidden[b][:, pos]  # one copy, pooled from and kept
+            layers = pool_pieces(piece_layers, word_ids, len(words), pooling)
             results.append(
                 Encoding(
                     words=list(words),
@@ -313,7 +323,7 @@ class TransformersEncoder(Encoder):
                         else None
                     ),
                     extras={"n_pieces": n},
-                    piece_layers=np.ascontiguousarray(hidden[b][:, pos], np.float32),
+                    piece_layers=np.ascontiguousarray(piece_layers, np.float32),
                 )
             )
         return results
