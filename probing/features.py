@@ -77,7 +77,7 @@ from probing.encoders.base import CONTROL_RE
 from probing.encoding import to_float16
 from probing.errors import CorruptCacheError, InvalidArgumentError
 from probing.heap import release_free_memory
-from probing.io import sha256_of
+from probing.io import atomic_write_text, sha256_of
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -425,6 +425,39 @@ def features_dir() -> Path:
     return config.cache_dir() / "features"
 
 
+def _entry(
+    encoder,  # noqa: ANN001 - any Encoder
+    dataset: str,
+    split: str,
+    data_fp: str,
+    pooling: str,
+    max_sentences: int | None,
+) -> tuple[Path, str]:
+    """(folder, key) of a cache entry. Keyed by content: every entry holds all layers (a
+    layer subset is a view), a sample as large as the split is the split, and a cached whole
+    split holds every sample."""
+    model_fp = model_fingerprint(encoder) + _dtype_tag(encoder)
+    k = cache_key(model_fp, dataset, split, data_fp, pooling, None, max_sentences)
+    return features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{k[:20]}", k
+
+
+def features_cached(
+    encoder,  # noqa: ANN001 - any Encoder
+    dataset: str,
+    split: str,
+    pooling: str = "first",
+    max_sentences: int | None = None,
+) -> bool:
+    """True when :func:`extract_features` would find this split (or sample) in the cache
+    instead of encoding it (the entry is there; its soundness is checked when read)."""
+    data_fp = dataset_fingerprint(dataset, split)
+    if _entry(encoder, dataset, split, data_fp, pooling, max_sentences)[0].exists():
+        return True
+    return max_sentences is not None and (
+        _entry(encoder, dataset, split, data_fp, pooling, None)[0].exists()
+    )
+
+
 # -- the public entry point ---------------------------------------------------------------
 
 
@@ -463,14 +496,10 @@ def extract_features(
     """
     n_all = int(encoder.info.n_layers) + 1
     layer_ids = _normalise_layers(layers, n_all)
-    model_fp = model_fingerprint(encoder) + _dtype_tag(encoder)
     data_fp = dataset_fingerprint(dataset, split)
 
-    # Key by content: every entry holds all layers (a layer subset is a view), a sample as
-    # large as the split is the split, and a cached whole split holds every sample.
     def entry(n: int | None) -> tuple[Path, str]:
-        k = cache_key(model_fp, dataset, split, data_fp, pooling, None, n)
-        return features_dir() / f"{_safe(encoder.info.name)}__{dataset}__{split}__{k[:20]}", k
+        return _entry(encoder, dataset, split, data_fp, pooling, n)
 
     folder, key = entry(max_sentences)
     feats = _try_load(folder, key)
@@ -618,12 +647,32 @@ _remove = feature_cache.remove
 _split_sizes: dict[tuple[str, str, str], int] = {}
 
 
+def split_size(dataset: str, split: str) -> int:
+    """Sentences in one split of a data set (memoised per data version)."""
+    return _n_sentences(dataset, split, dataset_fingerprint(dataset, split))
+
+
 def _n_sentences(dataset: str, split: str, data_fp: str) -> int:
-    """Sentences in a split, memoised per data version (reading a split takes seconds)."""
+    """Sentences in a split, memoised per data version in this process and in a small file
+    beside the feature cache (reading a split takes seconds; the Probing page's time
+    estimate asks on every first visit)."""
     memo = (dataset, split, data_fp)
-    if memo not in _split_sizes:
-        _split_sizes[memo] = len(read_sentences(dataset, split))
-    return _split_sizes[memo]
+    if memo in _split_sizes:
+        return _split_sizes[memo]
+    path = features_dir() / "split_sizes.json"
+    name = f"{dataset}/{split}/{data_fp}"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    n = known.get(name)
+    if not isinstance(n, int) or n < 0:
+        n = len(read_sentences(dataset, split))
+        with contextlib.suppress(OSError):  # a read-only cache only loses the memo
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps({**known, name: n}, sort_keys=True))
+    _split_sizes[memo] = n
+    return n
 
 
 def _sample_view(whole: Features, keep: np.ndarray) -> Features:

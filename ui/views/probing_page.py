@@ -18,6 +18,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 import probing.datasets.upload as upload_module
 import probing.figures.export as export
+import probing.probes.cost as run_cost
 import probing.probes.run as probe_run
 from probing import config
 from probing.datasets import Sentence
@@ -27,7 +28,7 @@ from probing.datasets.upload import (
     TEST_EVERY,
     read_conllu_upload,
 )
-from probing.errors import ResultFileError
+from probing.errors import ContextLensError, ResultFileError
 from probing.features import model_fingerprint
 from probing.figures.export import figure_bytes
 from probing.figures.probing import mdl_figure
@@ -445,41 +446,45 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
     return res, False, (note, res.meta.command)
 
 
-def estimate_seconds(cfg: RunConfig, meta: RunMeta) -> float | None:
-    """Seconds a run of ``cfg`` should take, scaled from a shipped run's timings (``meta``)
-    by sentences encoded and layers probed; None without timings."""
-    timing = meta.timing_s
-    if not timing:
-        return None
-    pre_train = meta.n_train_sentences or 1
-    pre_eval = (meta.n_dev_sentences or 0) + (meta.n_test_sentences or 0)
-    train = min(cfg.max_train_sentences or pre_train, pre_train)
-    evals = (
-        pre_eval if cfg.max_eval_sentences is None else min(2 * cfg.max_eval_sentences, pre_eval)
-    )
-    pre_layers = len(meta.layers) or 1
-    layers = len(cfg.layers) if cfg.layers else pre_layers
-    extract = timing.get("extract", 0.0) * (train + evals) / max(1, pre_train + pre_eval)
-    fit = timing.get("fit", 0.0) * (train / pre_train) * (layers / pre_layers)
-    return extract + fit
-
-
-def run_estimate(configs: dict[str, RunConfig], label: str) -> str:
-    """What pressing the button will cost, said before it is pressed."""
-    parts, total = [], 0.0
+def run_estimate(encoders: dict, configs: dict[str, RunConfig], label: str) -> str:
+    """What pressing the button will cost, said before it is pressed: a model's own last run
+    of these settings when there is one (its features are cached now), else the costs
+    measured for the model and task (``results/run_costs.json``), counting extraction only
+    for splits not in the feature cache."""
+    parts, total, unknown, measured = [], 0.0, False, False
     for name, cfg in configs.items():
-        meta = precomputed_meta(name, TASKS[cfg.task])
-        seconds = None if meta is None else estimate_seconds(cfg, meta)
-        if seconds is None:
-            parts.append(f"{name}: no timing yet (a few minutes for thousands of sentences)")
+        encoder = encoders[name]
+        last = read_results(cfg.stored_path(model_fingerprint(encoder)))
+        if last is not None and last.meta.timing_s.get("fit") is not None:
+            seconds = float(last.meta.timing_s["fit"])
+            parts.append(f"{name}: ~{_duration(seconds)}, as its last run of these settings "
+                         "fitted; features cached")  # fmt: skip
+        elif isinstance(est := _first_run_estimate(encoder, cfg), tuple):
+            seconds, measured = sum(est), True
+            extract = f"{_duration(est[0])} extracting + " if est[0] else "features cached, "
+            parts.append(f"{name}: {extract}{_duration(est[1])} fitting")
         else:
-            total += seconds
-            parts.append(f"{name}: ~{_duration(seconds)}")
-    head = f"**{label}** takes about {_duration(total)}" if total else f"**{label}** time unknown"
-    return (
-        f"{head} ({'; '.join(parts)}), scaled from the shipped runs' timings on 2 CPU cores; "
-        "features already extracted are reused, which makes it shorter."
-    )
+            unknown = True
+            parts.append(f"{name}: {est}")
+            continue
+        total += seconds
+    head = f"**{label}** takes about {_duration(total)}" if total else f"**{label}**: time unknown"
+    if total and unknown:
+        head += " plus the unmeasured model"
+    source = ", from run times measured on 2 CPU cores" if measured else ""
+    return f"{head} ({'; '.join(parts)}){source}."
+
+
+def _first_run_estimate(encoder, cfg: RunConfig) -> tuple[float, float] | str:  # noqa: ANN001
+    """(extraction s, fitting s) from the measured costs, or why there is no estimate
+    (pressing Run says more when the data cannot be read)."""
+    try:
+        est = run_cost.estimate_seconds(encoder, cfg)
+    except ContextLensError:
+        return "time unknown: its data could not be read"
+    if est is None:
+        return "not measured for this model and task (minutes for thousands of sentences)"
+    return est
 
 
 def _duration(seconds: float) -> str:
@@ -503,7 +508,7 @@ def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, curr
     label = "Run again" if len(current) == len(configs) else "Run"
     running = background.get(key)
     if running is None:
-        st.caption(run_estimate({n: configs[n] for n in to_run}, label))
+        st.caption(run_estimate(encoders, {n: configs[n] for n in to_run}, label))
     clicked = st.button(label, type="primary", key="probe_run", disabled=running is not None,
                         help="Extract features (cached on disk) and fit the probes with the settings above."
                         " The run goes on if you change page.")  # fmt: skip

@@ -1,0 +1,127 @@
+"""How long a probing run will take, from measured runs of the same model and task.
+
+A run costs a fixed part (reading and fingerprinting the splits, loading the cache; the C
+grid, mixes and bootstrap on little data) plus a part per sentence. Both are measured by
+``bench/run_cost.py`` with two cold runs of :func:`probing.probes.run.probe_layers` at
+different sizes (its defaults otherwise, as the Probing page runs it) and stored with the
+machine and date in ``results/run_costs.json``. Scaling one large run down, as the page did
+before, ignored the fixed part: a 20-sentence run was announced at 1 s and took 25.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from probing.probes.run import DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.store import RunConfig
+
+COSTS_FILE = Path(__file__).resolve().parents[2] / "results" / "run_costs.json"
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """Seconds of one model's run of one task: ``fixed + per_sentence * sentences`` for
+    extraction (sentences encoded) and for fitting (training + evaluation sentences), with
+    all ``layers`` probed; ``words_per_train_sentence`` converts the training-word cap."""
+
+    extract_fixed: float
+    extract_per_sentence: float
+    fit_fixed: float
+    fit_per_sentence: float
+    layers: int
+    words_per_train_sentence: float
+
+    def seconds(
+        self,
+        train_sentences: int,
+        eval_sentences: int,
+        layers: int,
+        *,
+        to_encode: int | None = None,
+        max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
+    ) -> tuple[float, float]:
+        """(extraction s, fitting s) of a run probing ``layers`` layers.
+
+        ``to_encode``: sentences not in the feature cache (None: all of them; 0: no
+        extraction). Probes fit on at most ``max_train_words`` words, whatever was encoded.
+        """
+        n_encode = train_sentences + eval_sentences if to_encode is None else to_encode
+        ext = self.extract_fixed + self.extract_per_sentence * n_encode if n_encode else 0.0
+        fitted = float(train_sentences)
+        if max_train_words is not None and self.words_per_train_sentence > 0:
+            fitted = min(fitted, max_train_words / self.words_per_train_sentence)
+        share = max(1, layers) / max(1, self.layers)
+        return ext, self.fit_fixed + self.fit_per_sentence * (fitted + eval_sentences) * share
+
+    @classmethod
+    def from_runs(cls, runs: Sequence[dict], extraction_runs: Sequence[dict] = ()) -> RunCost:
+        """Fitted to measured runs of this model and task (keys ``train``, ``eval``,
+        ``layers``, ``train_words``, ``extract_s``, ``fit_s``). ``extraction_runs`` adds runs
+        of other tasks on the same data set: extraction does not depend on the task (the
+        cache holds every word), and more points steady its per-sentence cost."""
+        if len({r["train"] + r["eval"] for r in runs}) < 2:
+            raise ValueError("need runs of at least two sizes")
+        both = [*runs, *extraction_runs]
+        e0, e1 = fit_line([(r["train"] + r["eval"], r["extract_s"]) for r in both])
+        f0, f1 = fit_line([(r["train"] + r["eval"], r["fit_s"]) for r in runs])
+        largest = max(runs, key=lambda r: r["train"])
+        return cls(e0, e1, f0, f1, int(largest["layers"]),
+                   largest["train_words"] / max(1, largest["train"]))  # fmt: skip
+
+
+def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """Least-squares (fixed, per) of ``seconds = fixed + per * n`` over (n, seconds) points,
+    neither below zero (a negative slope or intercept is noise in a time)."""
+    n = np.array([p[0] for p in points], float)
+    t = np.array([p[1] for p in points], float)
+    per = max(0.0, float(np.polyfit(n, t, 1)[0]))
+    return max(0.0, float(np.mean(t - per * n))), per
+
+
+def load_costs(path: str | os.PathLike[str] = COSTS_FILE) -> dict[tuple[str, str], RunCost]:
+    """{(model, task): RunCost} from the measured file ({} when it is missing)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    fields = set(RunCost.__dataclass_fields__)
+    return {
+        (row["model"], row["task"]): RunCost(**{k: row[k] for k in fields})
+        for row in data.get("costs", [])
+    }
+
+
+def cost_row(model: str, task: str, cost: RunCost) -> dict:
+    """One entry of ``results/run_costs.json``."""
+    return {"model": model, "task": task, **{k: round(v, 5) for k, v in asdict(cost).items()}}
+
+
+def estimate_seconds(
+    encoder,  # noqa: ANN001 - any Encoder
+    cfg: RunConfig,
+    costs: dict[tuple[str, str], RunCost] | None = None,
+) -> tuple[float, float] | None:
+    """(extraction s, fitting s) of a run of ``cfg`` with :func:`probe_layers`'s defaults;
+    extraction counts only the splits not in the feature cache. None without measured costs
+    for the model and task."""
+    from probing.features import features_cached, split_size
+
+    cost = (load_costs() if costs is None else costs).get((cfg.model, cfg.task))
+    if cost is None:
+        return None
+    caps = {"train": cfg.max_train_sentences, "dev": cfg.max_eval_sentences,
+            "test": cfg.max_eval_sentences}  # fmt: skip
+    sizes, to_encode = {}, 0
+    for split, cap in caps.items():
+        whole = split_size(cfg.dataset, split)
+        sizes[split] = whole if cap is None else min(int(cap), whole)
+        if not features_cached(encoder, cfg.dataset, split, max_sentences=cap):
+            to_encode += sizes[split]
+    layers = len(cfg.layers) if cfg.layers else int(encoder.info.n_layers) + 1
+    return cost.seconds(sizes["train"], sizes["dev"] + sizes["test"], layers, to_encode=to_encode)
