@@ -10,7 +10,6 @@ from collections.abc import Callable
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-import streamlit.components.v1 as components
 
 import probing.figures.export as export
 from probing import config
@@ -159,7 +158,7 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     if not heads:
         st.info("Pick at least one head.")
         return
-    components.html(head_view_html(view, layer, heads, focus=focus), height=head_view_height(view))
+    embed_html(head_view_html(view, layer, heads, focus=focus), head_view_height(view))
     fig = head_view_figure(view, layer, heads, focus=focus)
     with st.expander("As a figure (click a token to pin the focus; downloads)"):
         st.plotly_chart(
@@ -402,3 +401,15 @@ def corpus_stats(encoder, name: str, k: str = ""):
     if stats.skipped:
         st.caption(f"{stats.skipped} sentence(s) longer than the model's limit were left out.")
     return stats
+
+
+def embed_html(html: str, height: int) -> None:
+    """Our own HTML (the head view: its tokens are escaped in probing.figures.head_view_html)
+    in an iframe that runs its script: ``st.iframe`` where Streamlit has it, else the
+    ``components.v1.html`` it replaces (deprecated since)."""
+    if hasattr(st, "iframe"):
+        st.iframe(html, height=height)
+        return
+    import streamlit.components.v1 as components
+
+    components.html(html, height=height)
