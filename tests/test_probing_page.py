@@ -163,6 +163,15 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     again = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
     assert f"minilm-l6: ~{fit:.0f} s, as its last run of these settings fitted" in again, again
     assert again.startswith(f"**Run again** takes about {fit:.0f} s "), again
+    # …plus extraction when the cache has lost the features since.
+    import probing.features
+
+    with monkeypatch.context() as m:
+        m.setattr(probing.features, "features_cached", lambda *a, **k: False)
+        at.run()
+        evicted = next(c.value for c in at.caption if c.value.startswith("**Run again**"))
+    assert "extracting again (features no longer cached)" in evicted, evicted
+    at.run()
     # one bar: extraction (train, dev, test) first, then fitting
     stages = [t.split(": ", 1)[1].rsplit(",", 1)[0] for t in texts if t.startswith("minilm-l6")]
     seen = list(dict.fromkeys(stages))

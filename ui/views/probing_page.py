@@ -448,17 +448,22 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
 
 def run_estimate(encoders: dict, configs: dict[str, RunConfig], label: str) -> str:
     """What pressing the button will cost, said before it is pressed: a model's own last run
-    of these settings when there is one (its features are cached now), else the costs
-    measured for the model and task (``results/run_costs.json``), counting extraction only
-    for splits not in the feature cache."""
+    of these settings when there is one (its fitting time), else the costs measured for the
+    model and task (``results/run_costs.json``); extraction is counted only for splits not in
+    the feature cache."""
     parts, total, unknown, measured = [], 0.0, False, False
     for name, cfg in configs.items():
         encoder = encoders[name]
         last = read_results(cfg.stored_path(model_fingerprint(encoder)))
         if last is not None and last.meta.timing_s.get("fit") is not None:
-            seconds = float(last.meta.timing_s["fit"])
+            fit = float(last.meta.timing_s["fit"])
+            est = _first_run_estimate(encoder, cfg)  # extraction only if the cache lost them
+            again = est[0] if isinstance(est, tuple) else 0.0
+            seconds, measured = fit + again, measured or again > 0
+            cached = ("; features cached" if not again else
+                      f", plus {_duration(again)} extracting again (features no longer cached)")  # fmt: skip
             parts.append(f"{name}: ~{_duration(seconds)}, as its last run of these settings "
-                         "fitted; features cached")  # fmt: skip
+                         f"fitted{cached}")  # fmt: skip
         elif isinstance(est := _first_run_estimate(encoder, cfg), tuple):
             seconds, measured = sum(est), True
             extract = f"{_duration(est[0])} extracting + " if est[0] else "features cached, "
