@@ -149,6 +149,8 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     first = next(c.value for c in at.caption if c.value.startswith("**Run** takes about"))
     assert "extracting +" in first and "fitting" in first, first  # nothing cached yet
     run_button(at).click().run()
+    bar = at.get("progress")[0].proto.text  # the time so far, redrawn every second
+    assert bar.endswith(" s so far"), bar
     finish(at)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]

@@ -142,10 +142,18 @@ def show_progress(key: str, note: str = "") -> None:
             return
         if note:
             st.caption(note)
-        bar = st.progress(run.fraction, text=run.text or f"{run.label}: starting…")
+        # Redrawn every second with the time so far, so a long stage visibly goes on.
+        since = f" · {elapsed(time.time() - run.started)}"
+        bar = st.progress(run.fraction, text=(run.text or f"{run.label}: starting…") + since)
         for fraction, text in _drain(run):
-            bar.progress(fraction, text=text)
+            bar.progress(fraction, text=text + since)
         if run.done.is_set():
             st.rerun()
 
     progress()
+
+
+def elapsed(seconds: float) -> str:
+    """``"12 s so far"``, ``"3 min 05 s so far"``."""
+    m, sec = divmod(int(seconds), 60)
+    return f"{m} min {sec:02d} s so far" if m else f"{sec} s so far"
