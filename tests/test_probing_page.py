@@ -174,10 +174,11 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
         evicted = next(c.value for c in at.caption if c.value.startswith("**Run again**"))
     assert "extracting again (features no longer cached)" in evicted, evicted
     at.run()
-    # one bar: extraction (train, dev, test) first, then fitting
+    # one bar: reading, extraction (train, dev, test), then fitting
     stages = [t.split(": ", 1)[1].rsplit(",", 1)[0] for t in texts if t.startswith("minilm-l6")]
     seen = list(dict.fromkeys(stages))
     assert seen == [
+        "reading the data and the feature cache…",
         "extracting features: training sentences",
         "extracting features: dev sentences",
         "extracting features: test sentences",

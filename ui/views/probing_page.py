@@ -531,6 +531,8 @@ def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[st
     """Probe each model with its settings and store the results (a background thread)."""
     finished = []
     for i, (name, cfg) in enumerate(configs.items()):
+        # Reading and fingerprinting the splits comes before the first progress event.
+        sink.progress(i / len(configs), f"{name}: reading the data and the feature cache…")
         res = probe_run.probe_layers(
             encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
             progress=progress_callback(sink, name, i, len(configs)),
