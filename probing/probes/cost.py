@@ -10,6 +10,7 @@ before, ignored the fixed part: a 20-sentence run was announced at 1 s and took 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Sequence
@@ -85,7 +86,17 @@ def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def load_costs(path: str | os.PathLike[str] = COSTS_FILE) -> dict[tuple[str, str], RunCost]:
-    """{(model, task): RunCost} from the measured file ({} when it is missing)."""
+    """{(model, task): RunCost} from the measured file ({} when it is missing); parsed once
+    per version of the file (the Probing page asks on every render)."""
+    try:
+        version = Path(path).stat().st_mtime_ns
+    except OSError:
+        return {}
+    return dict(_parsed_costs(str(path), version))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_costs(path: str, version: int) -> dict[tuple[str, str], RunCost]:  # noqa: ARG001
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
