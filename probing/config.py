@@ -27,6 +27,13 @@ def cache_dir() -> Path:
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's read-only copy beside a checkout
 
+# A relative data dir (the README's ``../shared/data``) names a folder from where the process
+# started: fixed once here, so a later chdir or a child process started elsewhere reads the same.
+if os.environ.get("CONTEXTLENS_DATA_DIR") and not os.path.isabs(os.environ["CONTEXTLENS_DATA_DIR"]):
+    os.environ["CONTEXTLENS_DATA_DIR"] = os.path.abspath(
+        os.path.expanduser(os.environ["CONTEXTLENS_DATA_DIR"])
+    )
+
 
 def data_dir() -> Path:
     """Folder of the data sets (see ``probing.datasets``).
@@ -37,7 +44,9 @@ def data_dir() -> Path:
     """
     env = os.environ.get("CONTEXTLENS_DATA_DIR")
     if env:
-        return Path(env)
+        # Absolute: a relative path (the README's ``../shared/data``) would otherwise mean
+        # another folder to a symlink made from it or to a process started elsewhere.
+        return Path(env).expanduser().absolute()
     default = cache_dir() / "data"
     if not default.is_dir() and SHARED_DATA.is_dir():
         return SHARED_DATA

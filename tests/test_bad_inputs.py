@@ -33,7 +33,8 @@ from probing.errors import (
 )
 from probing.redact import redact_paths
 
-DATA = Path(os.environ.get("CONTEXTLENS_DATA_DIR", config.SHARED_DATA))
+# Resolved: links made below to a relative data path would resolve from the link's folder.
+DATA = Path(os.environ.get("CONTEXTLENS_DATA_DIR", config.SHARED_DATA)).resolve()
 FIXTURE = DATA / "allennlp-elmo-fixture"
 WORD = "{i}\t{form}\t_\t{tag}\t_\t_\t0\troot\t_\t_"
 
