@@ -72,3 +72,104 @@ def test_page_shows_same_vs_different_sense_and_semcor_glosses(minilm, monkeypat
     assert at.radio(key="sc_nn_pool").value == "SemCor (sense-tagged)"
     cells = " ".join(str(v) for v in at.dataframe[0].value.to_numpy().ravel())
     assert "(" in cells  # neighbours with their sense's gloss
+
+
+# -- pair counts against hand counts (issue 33: the labels were overwritten on the page) --------
+
+LABELLED = """She sat on the river bank. | river
+The canoe hit the muddy bank. | river
+He deposited cash at the bank. | money
+The bank raised its rates. | money"""
+
+
+def pair_counts(table) -> dict[str, int]:
+    return table.groupby("relation")["n_pairs"].first().astype(int).to_dict()
+
+
+def hand_counts(senses: list[str | None]) -> dict[str, int]:
+    """Same / different pairs among the labelled occurrences, counted pair by pair."""
+    same = diff = 0
+    for i, a in enumerate(senses):
+        for b in senses[i + 1 :]:
+            if a is not None and b is not None:
+                same, diff = (same + 1, diff) if a == b else (same, diff + 1)
+    return {k: v for k, v in {SAME: same, DIFFERENT: diff}.items() if v}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (LABELLED, {SAME: 2, DIFFERENT: 4}),
+        # river, river, unlabelled, money: the unlabelled line's 3 pairs are left out
+        (
+            LABELLED.replace(" | money\nThe bank raised", "\nThe bank raised"),
+            {SAME: 1, DIFFERENT: 2},
+        ),
+        (LABELLED.replace(" | river", "").replace(" | money", ""), {}),
+    ],
+)
+def test_pair_counts_match_hand_counts(minilm, text, expected):
+    clean, labels = split_sense_labels(text)
+    comp = compare_occurrences(minilm, clean, "bank")
+    assert len(comp.occurrences) == 4
+    assert pair_counts(sense_pair_table(comp, labels)) == expected
+
+
+def test_semcor_pair_counts_match_hand_counts(minilm, data_dir):
+    text = semcor_examples("bank", "n", data_dir=data_dir)
+    clean, labels = split_sense_labels(text)
+    comp = compare_occurrences(minilm, clean, "bank")
+    # each occurrence carries its own line's label (a line could hold the word twice)
+    senses = [labels[o.sentence] for o in comp.occurrences]
+    expected = hand_counts(senses)
+    assert sum(expected.values()) == len(comp.pairs())  # every SemCor line is labelled
+    assert expected[SAME] > 1 and expected[DIFFERENT] > expected[SAME]
+    assert pair_counts(sense_pair_table(comp, labels)) == expected
+
+
+def sim_chart_traces(at: AppTest) -> list[str]:
+    import json
+
+    chart = at.get("plotly_chart")[0]  # the similarity chart comes first
+    return [t.get("name", "") for t in json.loads(chart.proto.spec)["data"]]
+
+
+def page_without_neighbours(text: str | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["sc_nn"] = False
+    at.run()
+    if text is not None:
+        at.text_area(key="sc_text").input(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_page_counts_labelled_pairs():
+    at = page_without_neighbours(LABELLED)
+    assert at.radio(key="sc_lines").value == "same vs different sense"
+    names = sim_chart_traces(at)
+    assert "minilm-l6: same sense (2 pairs)" in names
+    assert "minilm-l6: different senses (4 pairs)" in names
+    assert any("2 same-sense and 4 different-sense pairs" in c.value for c in at.caption)
+    assert any("[river]" in o for o in at.multiselect[0].options)
+
+
+def test_page_does_not_call_unlabelled_pairs_different_senses():
+    at = page_without_neighbours(LABELLED.replace(" | river", "").replace(" | money", ""))
+    assert "same vs different sense" not in at.radio(key="sc_lines").options
+    assert not any("senses" in n or "sense (" in n for n in sim_chart_traces(at))
+    assert any("No sense labels" in c.value for c in at.caption)
+
+
+def test_page_semcor_button_counts_pairs_by_sense(data_dir):
+    at = page_without_neighbours()
+    at.button(key="sc_semcor").click().run()
+    assert not at.exception, at.exception
+    clean, labels = split_sense_labels(at.text_area(key="sc_text").value)
+    from probing import load_encoder
+
+    comp = compare_occurrences(load_encoder("minilm-l6"), clean, "bank")
+    expected = hand_counts([labels[o.sentence] for o in comp.occurrences])
+    names = sim_chart_traces(at)
+    assert f"minilm-l6: same sense ({expected[SAME]} pairs)" in names
+    assert f"minilm-l6: different senses ({expected[DIFFERENT]} pairs)" in names

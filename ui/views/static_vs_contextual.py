@@ -36,6 +36,8 @@ from probing.analyses.sense_geometry import (
     warm_up_umap,
 )
 from probing.analyses.sense_pairs import (
+    DIFFERENT,
+    SAME,
     semcor_examples,
     semcor_vocabulary,
     sense_neighbours,
@@ -223,15 +225,23 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
             words, found = locate(text, target)
     if not found:
         st.stop()
-    labels = [o.label(words[o.sentence]) for o in found]
+    # The display names are the occurrences' own; ``labels`` stay the sentences' sense labels
+    # (overwriting them with the names made every pair a "different senses" pair).
+    names = [occurrence_name(o.label(words[o.sentence]), labels, o.sentence) for o in found]
     picks = st.multiselect(
         "Occurrences to compare", range(len(found)), default=list(range(min(len(found), 10))),
-        format_func=lambda i: labels[i], key=f"sc_picks_{hash((text, target))}",
+        format_func=lambda i: names[i], key=f"sc_picks_{hash((text, target))}",
     )  # fmt: skip
     if len(picks) < 2:
         st.warning("Pick at least two occurrences to compare.")
         st.stop()
     return text, target, picks, labels
+
+
+def occurrence_name(name: str, labels: list[str | None], sentence: int) -> str:
+    """An occurrence's display name with its sentence's sense label, where it has one."""
+    sense = labels[sentence] if sentence < len(labels) else None
+    return f"{name} [{sense}]" if sense else name
 
 
 def compare_section(models: list[str]) -> None:
@@ -279,7 +289,10 @@ def similarity_curves(
     options = ["every pair", "mean over pairs"]
     if all(len(t) for t in tables):
         options.insert(0, "same vs different sense")
-    if st.session_state.get("sc_lines") not in options:
+    # Labels just typed (or SemCor's) switch to the sense view; otherwise the choice stays.
+    newly_labelled = len(options) == 3 and not st.session_state.get("sc_lines_labelled")
+    st.session_state["sc_lines_labelled"] = len(options) == 3
+    if newly_labelled or st.session_state.get("sc_lines") not in options:
         st.session_state["sc_lines"] = options[0]
     show = st.radio("Lines", options, horizontal=True, key="sc_lines")
     if show == "same vs different sense":
@@ -287,6 +300,7 @@ def similarity_curves(
     else:
         fig = similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs")
     st.plotly_chart(fig, key="sc_sim_chart")
+    st.caption(sense_pairs_note(tables[0], len(comps[0].pairs())))
     notes = static_notes(comps, target)
     st.caption(
         "; ".join(notes) + ". A static vector is the same for every occurrence of a word type, so "
@@ -295,6 +309,19 @@ def similarity_curves(
            "the same fraction of the way up lines up across models; hover for the real layer."
            if by_depth([c.pair_table() for c in comps]) else "Layer 0 is the model's input layer.")
     )  # fmt: skip
+
+
+def sense_pairs_note(table: pd.DataFrame, n_pairs: int) -> str:
+    """How the typed sense labels split the pairs (or how to label them)."""
+    if not len(table):
+        return ("No sense labels, so pairs are not split by sense: end a line with “| river” "
+                "or “| money” (or press the SemCor button) to compare same-sense with "
+                "different-sense pairs.")  # fmt: skip
+    counts = table.groupby("relation")["n_pairs"].first()
+    same, diff = int(counts.get(SAME, 0)), int(counts.get(DIFFERENT, 0))
+    left = n_pairs - same - diff
+    return (f"From your labels: {same} same-sense and {diff} different-sense pairs"
+            + (f"; {left} pairs with an unlabelled occurrence left out." if left else "."))  # fmt: skip
 
 
 def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
