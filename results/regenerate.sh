@@ -63,7 +63,7 @@ tagging() {  # tagging MODEL TASK DATASET TRAIN TEST: several seeds, MDL, all tr
 step contextuality python -m probing contextuality --model minilm-l6 --model elmo-mini \
   --dataset ud-ewt --n-sentences 500 --overwrite --out "$OUT/contextuality"
 step head-statistics python -m probing attention-stats --model minilm-l6 --dataset ud-ewt \
-  --split dev --n-sentences 200 --out "$OUT/head-statistics" --quiet
+  --split dev --n-sentences 200 --out "$OUT/head-statistics" --quiet --overwrite
 
 MODELS="minilm-l6 elmo-mini"
 # Probes, most-cited first: UPOS on UD-EWT (the headline), then SemCor's sense tasks.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 import probing.cli.shipped as shipped
 from probing import config
 from probing.cli.contextuality import add_arguments as ctx_arguments
@@ -53,3 +55,73 @@ def test_contextuality_has_the_same_guard():
     p = argparse.ArgumentParser()
     ctx_arguments(p)
     assert p.parse_args(["--overwrite"]).overwrite
+
+
+def test_the_genre_readme_example_is_refused_for_every_strategy_file(capsys, monkeypatch):
+    # issue 33: the guard checked "…__genre.*", a name no run writes; the run writes genre-cls …
+    import probing.probes.sentence as sentence
+
+    monkeypatch.setattr(sentence, "probe_sentences", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("no work may start")))  # fmt: skip
+    before = _digest(config.REPO_ROOT / "results" / "minilm-l6__brown__genre-cls.json")
+    code = main(["--model", "minilm-l6", "--task", "genre", "--dataset", "brown",
+                 "--sentence-pooling", "cls,mean,attention", "--quiet"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    for strategy in ("cls", "mean", "attention"):
+        assert f"results/minilm-l6__brown__genre-{strategy}.json" in err
+    assert "genre-max" not in err  # not asked for, not written
+    assert _digest(config.REPO_ROOT / "results" / "minilm-l6__brown__genre-cls.json") == before
+
+
+def _written(folder):
+    return {p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")}
+
+
+def test_the_guard_lists_every_file_a_probe_run_writes(minilm, tmp_path, monkeypatch):
+    import argparse
+
+    from probing.cli.probe import add_arguments, output_files
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    args = ["--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt", "--layers", "0",
+            "--max-train-sentences", "40", "--max-dev-sentences", "10", "--max-test-sentences",
+            "10", "--cs", "0.1", "--n-boot", "20", "--no-scalar-mix", "--no-control", "--quiet",
+            "--save-probes", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert _written(out) == set(output_files(p.parse_args(args)))
+
+
+def test_the_guard_lists_every_file_a_genre_run_writes(minilm, tmp_path, monkeypatch):
+    import argparse
+
+    from probing.cli.probe import add_arguments, output_files
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    args = ["--model", "minilm-l6", "--task", "genre", "--dataset", "brown", "--per-doc", "1,1,1",
+            "--sentence-pooling", "mean,cls", "--cs", "1", "--n-boot", "20", "--quiet",
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert _written(out) == set(output_files(p.parse_args(args)))
+
+
+def test_other_writers_into_results_have_the_guard(capsys):
+    from probing.analyses.elmo_directions import main as directions_main
+    from probing.cli.main import main as cli_main
+    from probing.cli.shipped import ShippedResultsError
+    from probing.probes.sentence import main as paired_main
+
+    results = config.REPO_ROOT / "results"
+    code = cli_main(["attention-stats", "--model", "minilm-l6", "--n-sentences", "5",
+                     "--out", str(results / "head-statistics")])  # fmt: skip
+    assert code == 2 and "head_statistics.csv" in capsys.readouterr().err
+    with pytest.raises(ShippedResultsError, match="genre-paired.json"):
+        paired_main(["--model", "minilm-l6", "--paired", "mean,cls"])
+    with pytest.raises(ShippedResultsError, match="wsd-direction"):
+        directions_main(["--model", "elmo-mini"])

@@ -198,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
     from pathlib import Path
 
+    from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+
     p = argparse.ArgumentParser(prog="python -m probing.analyses.elmo_directions")
     p.add_argument("--model", default="elmo-mini")
     p.add_argument("--out", default="results")
@@ -205,15 +207,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--max-test-sentences", type=int, default=None)
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    add_overwrite_argument(p)
     args = p.parse_args(argv)
+    stem = Path(args.out) / f"{args.model}__semcor__wsd-direction"
+    refuse_shipped([Path(f"{stem}.csv"), Path(f"{stem}.json")], args.overwrite)
     t0 = time.perf_counter()
     table = wsd_by_direction(
         args.model, max_train_sentences=args.max_train_sentences,
         max_test_sentences=args.max_test_sentences, seed=args.seed, n_boot=args.n_boot,
     )  # fmt: skip
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{args.model}__semcor__wsd-direction"
+    stem.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(f"{stem}.csv", index=False, float_format="%.6g")
     meta = {
         "command": "python -m probing.analyses.elmo_directions "

@@ -25,6 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -49,6 +51,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--parsers-sentences", type=int, default=None, help="sentences for --parsers (default all)"
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_overwrite_argument(p)
+
+
+def output_files(args: argparse.Namespace) -> list[Path]:
+    """Every file the run writes (the shipped-file guard checks these)."""
+    files = [args.out / f"head_statistics.{ext}" for ext in ("csv", "html", "json")]
+    if args.parsers:
+        files += [args.out / f"attention_parsers.{ext}" for ext in ("csv", "json")]
+    return files
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--batch-size must be at least 1, not {args.batch_size}.")
     from probing.cli.probe import writable_folder
 
+    refuse_shipped(output_files(args), args.overwrite)
     writable_folder(args.out)  # before the run, so that a long run is not lost at the end
     encoder = load_encoder(args.model)
     if not encoder.info.has_attention:

@@ -141,12 +141,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    dataset = args.dataset or get_task(args.task).default_dataset
-    stem = output_stem(args.model, dataset, args.task)
-    refuse_shipped(
-        [Path(args.out) / f"{stem}.{ext}" for ext in ("csv", "json", "html")],
-        getattr(args, "overwrite", False),
-    )
+    refuse_shipped(output_files(args), getattr(args, "overwrite", False))
     bars: dict[str, tqdm] = {}
     fitted: dict | None = {} if args.save_probes else None
     if get_task(args.task).kind == "sentence":
@@ -209,6 +204,32 @@ def run(args: argparse.Namespace) -> int:
     print(summary(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
+
+
+def output_files(args: argparse.Namespace) -> list[Path]:
+    """Every file the run writes: per task name (a sentence task writes one per pooling
+    strategy, ``genre-cls`` …) the CSV, JSON and HTML, and with ``--save-probes`` the probes'
+    JSON and safetensors. The shipped-file guard checks exactly these."""
+    from probing.probes.saved import probe_dir
+    from probing.probes.tasks import get_task
+
+    task = get_task(args.task)
+    dataset = args.dataset or task.default_dataset
+    if task.kind == "sentence":
+        from probing.cli.sentence_probe import strategies
+
+        # no list given: every strategy a model may have (ELMo writes only mean and max)
+        names = [f"{args.task}-{s}" for s in strategies(args)]
+    else:
+        names = [args.task]
+    out = Path(args.out)
+    files = []
+    for name in names:
+        stem = output_stem(args.model, dataset, name)
+        files += [out / f"{stem}.{ext}" for ext in ("csv", "json", "html")]
+        if getattr(args, "save_probes", False) and task.kind != "sentence":
+            files += [probe_dir(out) / f"{stem}.{ext}" for ext in ("json", "safetensors")]
+    return files
 
 
 def writable_folder(path: str | Path) -> Path:

@@ -23,6 +23,14 @@ def _per_doc(text: str | None) -> dict[str, int | None] | None:
     return dict(zip(("train", "dev", "test"), values, strict=True))
 
 
+def strategies(args: argparse.Namespace) -> list[str]:
+    """The ``--sentence-pooling`` strategies asked for, or every known one."""
+    from probing.analyses.sentence_pooling import STRATEGIES
+
+    given = [s.strip() for s in (args.sentence_pooling or "").split(",") if s.strip()]
+    return given or list(STRATEGIES)
+
+
 def run_sentence_probe(args: argparse.Namespace) -> int:
     """Run :func:`probing.probes.sentence.probe_sentences` and write the files."""
     from tqdm.auto import tqdm
@@ -33,11 +41,7 @@ def run_sentence_probe(args: argparse.Namespace) -> int:
     from probing.probes.sentence import probe_sentences
     from probing.probes.store import output_stem
 
-    strategies = (
-        [s.strip() for s in args.sentence_pooling.split(",") if s.strip()]
-        if args.sentence_pooling
-        else None
-    )
+    chosen = strategies(args) if args.sentence_pooling else None
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -54,7 +58,7 @@ def run_sentence_probe(args: argparse.Namespace) -> int:
         args.model,
         args.task,
         args.dataset or "brown",
-        strategies,
+        chosen,
         per_doc=_per_doc(args.per_doc),
         seed=args.seed,
         Cs=args.cs or DEFAULT_CS,

@@ -332,13 +332,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     from pathlib import Path
 
+    from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+
     p = argparse.ArgumentParser(prog="python -m probing.probes.sentence")
     p.add_argument("--model", default="minilm-l6")
     p.add_argument("--paired", action="append", required=True, help="a,b (repeatable)")
     p.add_argument("--layer", default="last", help="'last' or a layer number (0 = input)")
     p.add_argument("--per-doc", help="train,dev,test sentences per document (as the probe run)")
     p.add_argument("--out", default="results")
+    add_overwrite_argument(p)
     args = p.parse_args(argv)
+    path = Path(args.out) / f"{args.model}__brown__genre-paired.json"
+    refuse_shipped([path], args.overwrite)
     rows = []
     for pair in args.paired:
         a, b = (x.strip() for x in pair.split(","))
@@ -353,9 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{r['model']} layer {r['layer']}: {a} {r['accuracy_a']:.3f} - {b} "
             f"{r['accuracy_b']:.3f} = {r['difference']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{args.model}__brown__genre-paired.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, rows, indent=1)
     print(f"wrote {path}")
     return 0
