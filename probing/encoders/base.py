@@ -251,3 +251,15 @@ class PairEncoder(Protocol):
     def encode_pair(self, words_a: list[str], words_b: list[str]) -> PairEncoding:
         """Attention over the pair; InputTooLongError when it does not fit in one pass."""
         ...
+
+
+@runtime_checkable
+class AttentionNorms(Protocol):
+    """Capability: the norms of the transformed value vectors (Kobayashi et al. 2020)."""
+
+    info: ModelInfo
+
+    def value_norms(self, words_a: list[str], words_b: list[str] | None = None) -> np.ndarray:
+        """‖f_h(x_j)‖ for every layer, head and piece: float32 (layers, heads, n_pieces), the
+        pieces as :meth:`Encoder.encode` (or, with ``words_b``, ``encode_pair``) gives them."""
+        ...

@@ -23,6 +23,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from probing.encoders import batching, bert_mlm
 from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
+from probing.encoders.value_norms import transformed_value_norms
 from probing.encoding import (
     Encoding,
     ModelInfo,
@@ -156,6 +157,26 @@ class TransformersEncoder(Encoder):
             token_type_ids=enc["token_type_ids"][0].tolist() if "token_type_ids" in enc else None,
             attentions=np.ascontiguousarray(weights, dtype=np.float32),
         )
+
+    def value_norms(self, words_a: list[str], words_b: list[str] | None = None) -> np.ndarray:
+        """‖f_h(x_j)‖ per layer, head and piece, float32 (layers, heads, n_pieces); see
+        :mod:`probing.encoders.value_norms`. Pieces as :meth:`encode` / :meth:`encode_pair`.
+
+        Raises:
+            InputTooLongError: the input is longer than the model takes.
+            NoAttentionError: an architecture whose value projections are not known.
+        """
+        args = [self._model_words(words_a)]
+        if words_b is not None:
+            args.append(self._model_words(words_b))
+        enc = self.tokenizer(*args, is_split_into_words=True, return_tensors="pt")
+        n = int(enc["input_ids"].shape[1])
+        if n > self.max_pieces:
+            raise InputTooLongError(n, self.max_pieces)
+        inputs = {k: enc[k].to(self.device) for k in _FORWARD_KEYS if k in enc}
+        cfg = self.model.config
+        heads = int(getattr(cfg, "num_attention_heads", 0) or cfg.n_heads)
+        return transformed_value_norms(self.model, inputs, heads)
 
     # -- encoding -------------------------------------------------------------------------
 
