@@ -27,6 +27,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.attention",
         "attention head statistics (Clark et al. 2019) over a corpus sample -> CSV/JSON/HTML",
     ),
+    "attention-norms": (
+        "probing.cli.attention_norms",
+        "attention to [SEP]/punctuation/[CLS] per layer, raw vs norm-weighted -> CSV/JSON/HTML",
+    ),
+    "cka": (
+        "probing.cli.cka",
+        "linear CKA between every pair of layers of two models (or one) with intervals",
+    ),
     "contextuality": (
         "probing.cli.contextuality",
         "Ethayarajh (2019) self-similarity, intra-sentence similarity and MEV per layer",
