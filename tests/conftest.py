@@ -17,6 +17,15 @@ os.environ.setdefault("CONTEXTLENS_DATA_DIR", str(DEFAULT_DATA))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Models fetched on request (mpnet-base, ~440 MB) are read from where `models fetch` put them
+# (CI: its cache folder), not fetched again into each test run's cache.
+os.environ.setdefault(
+    "CONTEXTLENS_FETCHED_MODELS_DIR",
+    str(
+        Path(os.environ.get("CONTEXTLENS_CACHE_DIR", Path.home() / ".cache" / "contextlens"))
+        / "models"
+    ),
+)
 # Feature caches and saved probe runs go to a folder of this test run, never the user's cache.
 if "CONTEXTLENS_CACHE_DIR" not in os.environ:
     _run_cache = tempfile.mkdtemp(prefix="contextlens-tests-")

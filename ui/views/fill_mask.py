@@ -177,6 +177,8 @@ def show_model(
         return
     if not encoder.info.has_mlm_head:
         st.info(no_head_message([name]))
+        if encoder.info.no_mlm_head_reason:  # a config that names a head its weights lack
+            st.caption(md_text(encoder.info.no_mlm_head_reason))
         provenance_card(encoder)
         return
     with friendly_errors("Fill-mask"):
