@@ -1,0 +1,161 @@
+"""Per-sentence scores of committed runs, by re-applying their saved probes to test features.
+
+The committed ``results/<stem>.json`` keep each layer's score and interval but not which
+test sentences each layer got right, which a paired comparison needs. The saved probes
+(``results/probes/<stem>.*``) re-applied to the test split's features give exactly that:
+:func:`reapplied_counts` returns one :class:`~probing.probes.compare.SentenceCounts` per
+layer, and the re-applied score of each layer next to the committed one (they agree to
+rounding where the saved probe is the one that was scored: linear probes fitted on all
+training words, which every seed shares, and the structural probes).
+
+Stored as ``results/sentence-scores/<stem>.safetensors`` (:func:`save_counts`): the counts
+per cell and, in the metadata, each cell's kind and seeds, the unit (data set and split:
+cells of one unit are paired) and where the counts came from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from probing.errors import DataFormatError
+from probing.probes.compare import Engine, Replicates, SentenceCounts, layer_table, table_dict
+from probing.probes.run import ProbeResults, _first_word_of_mwes
+from probing.probes.saved import SavedProbes
+from probing.probes.tasks import get_task
+
+COUNTS_DIR = "sentence-scores"
+
+
+@dataclass
+class StoredCounts:
+    """Per-sentence counts of one run's cells (``"layer 3"`` …), all of one unit."""
+
+    unit: str
+    n_sentences: int
+    cells: dict[str, SentenceCounts]
+    info: dict = field(default_factory=dict)
+
+    def replicates(self, engine: Engine, prefix: str = "") -> dict[str, Replicates]:
+        return {
+            name: engine.replicates(prefix + name, c, self.unit) for name, c in self.cells.items()
+        }
+
+    def layers(self, engine: Engine, suffix: str = "", prefix: str = "") -> dict[int, Replicates]:
+        """The per-layer cells (``"layer N" + suffix``) as replicates keyed by layer."""
+        out = {}
+        for name, c in self.cells.items():
+            head, _, rest = name.partition(" ")
+            if head == "layer" and rest.split(" ", 1)[0].isdigit():
+                layer = int(rest.split(" ", 1)[0])
+                if name == f"layer {layer}{suffix}":
+                    out[layer] = engine.replicates(prefix + name, c, self.unit)
+        return out
+
+
+def unit_of(dataset: str, split: str = "test") -> str:
+    return f"{dataset}:{split}"
+
+
+def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredCounts:  # noqa: ANN001
+    """Counts per layer of the saved probes on ``test`` (:class:`~probing.features.Features`
+    of the run's data set and test split, every word: the label field is selected here)."""
+    spec = get_task(results.task)
+    n_sent = len(test.sent_ids)
+    cells: dict[str, SentenceCounts] = {}
+    if spec.kind == "structural":
+        from probing.probes.structural import TreeSentences, score_sentences
+        from probing.probes.structural_run import KINDS
+
+        kind = KINDS[spec.name]
+        trees = TreeSentences.from_features(test)
+        sent = np.array([int(test.sentence_index[r[0]]) for r in trees.rows])
+        for layer in saved.layers:
+            X = trees.vectors(test.layer(layer))
+            sc = score_sentences(kind, [saved.predict(layer, x) for x in X], trees.heads,
+                                 trees.punct)  # fmt: skip
+            counts = np.zeros((1, n_sent, 2))
+            counts[0, sent, 0], counts[0, sent, 1] = sc.correct, sc.total
+            cells[f"layer {layer}"] = SentenceCounts("ratio", counts, (results.meta.seed or 0,))
+        return StoredCounts(unit_of(results.dataset), n_sent, cells)
+    if saved.kind != "linear":
+        raise DataFormatError(
+            f"{results.task}: re-application handles linear and structural probes, not "
+            f"{saved.kind} (WSD keeps only some lemmas' centroids: re-run it instead)"
+        )
+    feats = test.with_label(spec.field_for(results.dataset))
+    feats = _first_word_of_mwes({"test": feats})["test"]
+    if spec.kind == "edge":
+        from probing.probes.edge import arc_features
+
+        feats = arc_features(feats)
+    y = np.asarray(feats.labels)
+    for layer in saved.layers:
+        pred = saved.predict(layer, feats.layer(layer))
+        cells[f"layer {layer}"] = SentenceCounts.from_predictions(
+            "accuracy", y, [pred], feats.sentence_index, n_sent, seeds=(results.meta.seed or 0,)
+        )
+    return StoredCounts(unit_of(results.dataset), n_sent, cells)
+
+
+def agreement(results: ProbeResults, counts: StoredCounts) -> dict[str, list[float]]:
+    """Per layer: [re-applied score, committed score] of the headline metric."""
+    rows = results.layer_scores()
+    out = {}
+    for _, row in rows.iterrows():
+        name = f"layer {int(row['layer'])}"
+        if name in counts.cells:
+            out[name] = [float(counts.cells[name].points.mean()), float(row["value"])]
+    return out
+
+
+def layer_comparisons(
+    results: ProbeResults, counts: StoredCounts, engine: Engine, note: str = ""
+) -> dict:
+    """The adjacent-layer and best-vs-each table of a run (JSON form)."""
+    reps = counts.layers(engine)
+    best = (results.meta.best_layer or {}).get("layer")
+    if best is None:
+        best = results.meta.get("best_layer_dev")
+    table = layer_table(reps, None if best is None else int(best), seed=engine.seed)
+    return table_dict(table, results.metric, note)
+
+
+def save_counts(counts: StoredCounts, path: str | Path, source: str) -> Path:
+    """Write ``counts`` as safetensors (int32 counts; metadata JSON)."""
+    from safetensors.numpy import save_file
+
+    from probing.io import atomic_write
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors, cells = {}, {}
+    for i, (name, c) in enumerate(counts.cells.items()):
+        key = f"c{i}"
+        tensors[key] = np.ascontiguousarray(np.rint(c.counts).astype(np.int32))
+        cells[name] = {"tensor": key, "kind": c.kind, "seeds": list(c.seeds)}
+    meta = {"unit": counts.unit, "n_sentences": counts.n_sentences, "source": source,
+            "cells": cells, **counts.info}  # fmt: skip
+    atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata={"info": json.dumps(meta)}),
+                 suffix=".safetensors")  # fmt: skip
+    return path
+
+
+def load_counts(path: str | Path) -> StoredCounts:
+    """Read what :func:`save_counts` wrote; DataFormatError if unusable."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), "numpy") as f:
+            meta = json.loads(f.metadata()["info"])
+            cells = {
+                name: SentenceCounts(c["kind"], f.get_tensor(c["tensor"]), tuple(c["seeds"]))
+                for name, c in meta["cells"].items()
+            }
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise DataFormatError(f"Cannot read the sentence scores {path}: {exc}") from exc
+    info = {k: v for k, v in meta.items() if k not in ("unit", "n_sentences", "cells")}
+    return StoredCounts(meta["unit"], int(meta["n_sentences"]), cells, info)
