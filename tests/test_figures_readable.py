@@ -57,3 +57,36 @@ def test_probing_baselines_are_legend_entries_not_labels_on_the_curves():
     assert any(n.startswith("majority label: ") for n in names)
     texts = [a["text"] for a in fig["layout"].get("annotations", [])]
     assert not any("majority" in t or "static vectors" in t for t in texts), texts
+
+
+def test_probe_lens_cells_are_short_and_the_colourbar_title_sits_beside_the_bar():
+    # issue 33: supersense cells drew "noun.communication" at ~5 px; the bar's title sat on "1"
+    import pandas as pd
+
+    from probing.figures.probe_lens import cell_label, label_grid
+
+    rows = pd.DataFrame({"word_index": [0, 1, 0, 1], "layer": [0, 0, 1, 1],
+                         "label": ["noun.communication", "verb.motion", "noun.person", "NOUN"],
+                         "confidence": [0.4, 0.9, 0.7, 0.5], "correct": [None] * 4})  # fmt: skip
+    fig = label_grid(rows, ["message", "ran"]).to_plotly_json()
+    heat = fig["data"][0]
+    assert heat["textfont"]["size"] >= 10  # a fixed size: plotly no longer shrinks the text
+    assert heat["colorbar"]["title"]["side"] == "right"
+    texts = [t for row in heat["text"] for t in row]
+    assert "communica-<br>tion" in texts and "motion" in texts and "NOUN" in texts
+    assert all(len(part) <= 10 for t in texts for part in t.split("<br>"))
+    assert "noun.communication" in " ".join(c for row in heat["customdata"] for c in row)
+    assert cell_label("adj.all") == "all" and cell_label("PROPN") == "PROPN"
+
+
+def test_course_heatmap_keeps_whole_row_labels_and_numbers_the_columns():
+    # issue 33: four maps side by side, ~60 px each, rows cut to "eposited cash at the ban…"
+    from probing.figures.course import similarity_heatmap
+
+    sentences = ["He deposited cash at the bank.", "The bank raised its rates.", "A river bank."]
+    fig = similarity_heatmap(np.eye(3), sentences, "t").to_plotly_json()
+    heat = fig["data"][0]
+    assert list(heat["x"]) == ["1", "2", "3"]
+    assert list(heat["y"])[0] == "1. He deposited cash at the bank."
+    assert fig["layout"]["yaxis"]["automargin"] is True
+    assert sentences[0] in heat["customdata"][0][1]

@@ -62,5 +62,18 @@ def test_layering_page_renders_offline():
     assert not at.exception, at.exception
     assert at.title[0].value == "Layering"
     assert len(at.get("plotly_chart")) == 1
-    assert at.multiselect(key="layer_models").value[:2] == ["elmo-mini", "minilm-l6"]
+    assert at.sidebar.multiselect(key="models").value[:2] == ["elmo-mini", "minilm-l6"]
     assert any("intervals support" in m.value for m in at.markdown)
+
+
+def test_layering_follows_the_sidebar_model_picker():
+    # issue 33: the page had its own picker and ignored the sidebar's
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["models"] = ["minilm-l6"]  # as another page left it
+    at.run()
+    assert not at.exception, at.exception
+    models = [m.value.split("**")[1] for m in at.markdown if "intervals support" in m.value]
+    assert models == ["minilm-l6"]
+    at.sidebar.multiselect(key="models").set_value(["elmo-mini"]).run()
+    models = [m.value.split("**")[1] for m in at.markdown if "intervals support" in m.value]
+    assert models == ["elmo-mini"]

@@ -56,3 +56,20 @@ def test_page_follows_the_typed_token(mlm):
     assert "“paris” at mask 1: rank" in captions
     at.text_input(key="fill_mask_follow").input("counterrevolutionaries").run()
     assert any("pieces" in e.value for e in at.error) and not at.exception
+
+
+def test_follow_chart_labels_its_log_axes_one_tick_per_decade(mlm):
+    # issue 33: the rank axis read "5,10,2,5,100,2,…" and probability "1%,1%,…,0%,0%"
+    from probing.figures.token_track import token_track_figure
+
+    track = follow_token(mlm, TEXT, "the")  # a token far down the list at some layers
+    layout = token_track_figure(track, 0).to_plotly_json()["layout"]
+    rank, prob = layout["yaxis"], layout["yaxis2"]
+    assert rank["type"] == "log" and prob["type"] == "log"
+    ranks = np.asarray(rank["tickvals"])
+    assert np.allclose(np.log10(ranks), np.round(np.log10(ranks)))  # powers of ten only
+    assert ranks.min() == 1 and ranks.max() >= track.rank[0].max()
+    assert len(set(rank["ticktext"])) == len(rank["ticktext"])  # no label twice
+    assert len(set(prob["ticktext"])) == len(prob["ticktext"]) and prob["ticktext"][-1] == "100%"
+    assert min(prob["tickvals"]) <= track.probability[0].min()
+    assert "1,000" in rank["ticktext"] or ranks.max() < 1000

@@ -20,6 +20,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui import input_limits
+
 PERMALINK = ("model", "sentence", "layer", "head", "task")
 _STORE = "_kept_inputs"
 _READ = "_permalink_read"  # query parameters already applied to session keys
@@ -77,6 +79,7 @@ def persist(
         and key not in read
         and _link_applies()
         and (linked := from_link(param, parse)) is not None
+        and input_limits.fits(key, linked)  # the box's own limit holds for links too
     ):
         value = linked
     elif key in store:
@@ -92,6 +95,11 @@ def persist(
     return key
 
 
+def forget(key: str) -> None:
+    """Drop ``key`` from the per-session store (a refused value must not come back)."""
+    _store().pop(key, None)
+
+
 def link(param: str, value: Any) -> None:
     """Show ``value`` in the address bar as ``param`` (cleared when empty)."""
     text = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
@@ -100,3 +108,37 @@ def link(param: str, value: Any) -> None:
             del st.query_params[param]
     elif st.query_params.get(param) != text:
         st.query_params[param] = text
+
+
+# Parsers and checks for permalink values (what ``persist``'s ``parse`` and ``valid`` take).
+
+
+def as_bool(text: str) -> bool:
+    """``true``/``false`` (as :func:`link` writes a bool) to a bool."""
+    if text.lower() in {"true", "1", "yes"}:
+        return True
+    if text.lower() in {"false", "0", "no"}:
+        return False
+    raise ValueError(text)
+
+
+def as_ints(text: str) -> list[int]:
+    """``1,2,7`` to ``[1, 2, 7]``."""
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def as_strs(text: str) -> list[str]:
+    """``a,b`` to ``["a", "b"]``."""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def one_of(options) -> Callable[[Any], bool]:
+    """A check that a value is one of ``options``."""
+    allowed = list(options)
+    return lambda value: value in allowed
+
+
+def all_of(options) -> Callable[[Any], bool]:
+    """A check that a list's values are all among ``options``."""
+    allowed = list(options)
+    return lambda values: isinstance(values, list) and all(v in allowed for v in values)

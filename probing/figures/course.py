@@ -15,26 +15,36 @@ _COLORS = {
 
 
 def similarity_heatmap(matrix: np.ndarray, labels: Sequence[str], title: str) -> go.Figure:
-    """(n, n) cosine similarities between sentences as a heatmap, values printed."""
-    short = [f"{i + 1}. {s[:28]}{'…' if len(s) > 28 else ''}" for i, s in enumerate(labels)]
+    """(n, n) cosine similarities between sentences as a heatmap, values printed.
+
+    Rows carry the sentence (numbered, up to 34 characters, the margin sized to fit them);
+    columns only its number, so that a narrow figure keeps its cells and its labels whole.
+    The full sentences are in the hover."""
+    rows = [f"{i + 1}. {s[:32]}…" if len(s) > 33 else f"{i + 1}. {s}" for i, s in enumerate(labels)]
+    cols = [f"{i + 1}" for i in range(len(labels))]
+    full = np.array([[f"{a}<br>{b}" for b in labels] for a in labels], dtype=object)
     fig = go.Figure(
         go.Heatmap(
             z=matrix,
-            x=short,
-            y=short,
+            x=cols,
+            y=rows,
             zmin=-1,
             zmax=1,
             colorscale="RdBu",
             reversescale=True,
             text=np.round(matrix, 2),
             texttemplate="%{text}",
+            textfont={"size": 12},
             showscale=False,
-            hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
+            customdata=full,
+            hovertemplate="%{customdata}<br>cosine %{z:.3f}<extra></extra>",
         )  # fmt: skip
     )
     fig.update_layout(
-        title=title, height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        yaxis={"autorange": "reversed"},
+        title={"text": title, "font": {"size": 14}}, height=120 + 34 * len(labels),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        yaxis={"autorange": "reversed", "automargin": True, "tickfont": {"size": 12}},
+        xaxis={"title": "sentence", "side": "bottom", "tickfont": {"size": 12}},
     )  # fmt: skip
     return fig
 

@@ -26,12 +26,12 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
         i, j = layers.index(r.layer), cols.index(r.word_index)
         z[i, j] = r.confidence
         mark = "" if r.correct is None or r.correct != r.correct or r.correct else " ✗"
-        text[i, j] = f"{r.label}{mark}"
+        text[i, j] = f"{cell_label(str(r.label))}{mark}"
         if senses:
             score = f", cosine {r.confidence:.2f}" if r.confidence == r.confidence else ""
-            hover[i, j] = _wrap(f"{r.gloss or 'no gloss'} ({r.source}{score})")
+            hover[i, j] = _wrap(f"{r.label}: {r.gloss or 'no gloss'} ({r.source}{score})")
         else:
-            hover[i, j] = f"p = {r.confidence:.2f}"
+            hover[i, j] = f"{r.label}: p = {r.confidence:.2f}"
     x = [f"{words[c]}<br><sub>#{c}</sub>" for c in cols]
     # An answer without a score (a word's only training sense, its most frequent one, or
     # WordNet's first) is drawn as a blank-coloured cell that still shows its label: plotly
@@ -40,9 +40,10 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
     fig = go.Figure(
         go.Heatmap(
             z=z, x=x, y=[f"layer {la}" for la in layers], text=text, texttemplate="%{text}",
-            customdata=hover, colorscale="Blues", zmin=0, zmax=1,
-            colorbar={"title": "cosine" if senses else "probability"},
-            hovertemplate="%{x} · %{y}<br>%{text}<br>%{customdata}<extra></extra>",
+            customdata=hover, colorscale="Blues", zmin=0, zmax=1, textfont={"size": 11},
+            # the title beside the bar, not above it where it sat on the "1" tick
+            colorbar={"title": {"text": "cosine" if senses else "probability", "side": "right"}},
+            hovertemplate="%{x} · %{y}<br>%{customdata}<extra></extra>",
         )
     )  # fmt: skip
     fig.update_layout(
@@ -50,6 +51,17 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
         margin={"t": 50, "b": 40}, xaxis={"side": "top"},
     )  # fmt: skip
     return fig
+
+
+def cell_label(label: str) -> str:
+    """A label short enough for a cell at a readable size: supersenses lose their part of
+    speech (``noun.artifact`` -> ``artifact``; the hover keeps it), long ones break in two."""
+    pos, dot, rest = label.partition(".")
+    if dot and pos in {"noun", "verb", "adj", "adv"}:
+        label = rest
+    if len(label) > 10 and "_" not in label:
+        return label[:9] + "-<br>" + label[9:] if len(label) <= 18 else label[:9] + "…"
+    return label
 
 
 def _wrap(text: str, width: int = 60) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -28,12 +31,20 @@ def token_track_figure(track: TokenTrack, mask: int, title: str = "") -> go.Figu
         ),
         secondary_y=True,
     )  # fmt: skip
+    # Both axes are logarithmic with one labelled tick per decade: plotly's own log ticks
+    # read "5, 10, 2, 5, 100 …" and a ".0%" linear axis "1%, 1%, … 0%" for small probabilities.
+    rank_ticks = decade_ticks(1, float(np.max(track.rank[mask])))
     fig.update_yaxes(
-        type="log", autorange="reversed", title_text="rank (1 = top)", secondary_y=False
-    )
+        type="log", autorange="reversed", title_text="rank (1 = top)", secondary_y=False,
+        tickvals=rank_ticks, ticktext=[f"{int(v):,}" for v in rank_ticks], minor={"showgrid": False},
+    )  # fmt: skip
+    probs = np.clip(track.probability[mask], 1e-12, 1)
+    prob_ticks = decade_ticks(float(np.min(probs)), 1.0)
     fig.update_yaxes(
-        tickformat=".0%", title_text="probability", rangemode="tozero", secondary_y=True
-    )
+        type="log", title_text="probability (log)", secondary_y=True, showgrid=False,
+        tickvals=prob_ticks, ticktext=[percent(v) for v in prob_ticks],
+        range=[np.log10(prob_ticks[0]), 0.05],
+    )  # fmt: skip
     fig.update_xaxes(tickvals=x, ticktext=[str(i) for i in x], title_text="layer (0 = embeddings)")
     fig.update_layout(
         title=title or f"“{track.token}” by layer",
@@ -43,3 +54,14 @@ def token_track_figure(track: TokenTrack, mask: int, title: str = "") -> go.Figu
         legend={"orientation": "h", "yanchor": "top", "y": -0.3},
     )
     return fig
+
+
+def decade_ticks(low: float, high: float) -> list[float]:
+    """Powers of ten from the one at or below ``low`` to the one at or above ``high``."""
+    lo, hi = math.floor(math.log10(low)), math.ceil(math.log10(max(high, low)))
+    return [10.0**e for e in range(lo, max(hi, lo + 1) + 1)]
+
+
+def percent(p: float) -> str:
+    """A probability as a percentage with as many decimals as it needs: 10%, 0.01%."""
+    return f"{p * 100:.{max(0, -math.floor(math.log10(p * 100)))}f}%"

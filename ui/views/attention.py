@@ -41,7 +41,7 @@ from ui.common import (
     provenance_card,
 )
 from ui.jobs import heavy_job
-from ui.state import persist
+from ui.state import all_of, as_bool, as_ints, as_strs, from_link, one_of, persist
 from ui.views import attention_parsers
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -147,13 +147,17 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
         layers,
         key=persist(f"attn_hv_layer{k}", 1, _linked("layer", k), int, layers.__contains__),
     )
+    # A link naming one head (?head=7, as the model view writes it) opens on that head.
+    head = from_link("head", int) if not k else None
+    first = [head] if head in range(view.n_heads) else list(range(min(4, view.n_heads)))
     heads = b.multiselect(
         "Heads (one colour each)",
         list(range(view.n_heads)),
-        default=list(range(min(4, view.n_heads))),
-        key=f"attn_hv_heads{k}",
-    )
+        key=persist(f"attn_hv_heads{k}", first, _linked("heads", k), as_ints,
+                    lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs)),
+    )  # fmt: skip
     with c:
+        persist(f"attn_focus{k}", None, _linked("focus", k), int)
         focus = token_choice("Focus token (or click a token)", view, f"attn_focus{k}")
     if not heads:
         st.info("Pick at least one head.")
@@ -204,6 +208,7 @@ def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
         key=persist(f"attn_mv_head{k}", 0, _linked("head", k), int, heads.__contains__),
     )
     with c:
+        persist(f"attn_mv_focus{k}", None, _linked("row", k), int)
         focus = token_choice("Highlight row", view, f"attn_mv_focus{k}")
     grid = model_view_figure(view, selected=(layer, head))
     st.plotly_chart(grid, key=f"attn_model_chart{k}", width="content", config={"displayModeBar": False},
@@ -307,9 +312,8 @@ def attention_inputs(encoder) -> tuple[str, str | None]:
         return text, None
     text_b = st.text_input(
         "Second sentence (optional): encodes the pair as segments A and B with [SEP] between",
-        "",
         max_chars=config.limits().max_chars,
-        key="attn_text_b",
+        key=persist("attn_text_b", "", param="sentence_b"),
     ).strip()
     return text, text_b or None
 
@@ -321,21 +325,18 @@ def view_options() -> tuple[str, bool, str]:
         "Level",
         ["word", "piece"],
         horizontal=True,
-        key="attn_level",
+        key=persist("attn_level", "word", "level", valid=one_of(["word", "piece"])),
         help="Word level (Clark et al. 2019): attention TO a word is the sum over its pieces, "
         "FROM a word the mean over its pieces; rows still sum to 1.",
     )
     show_special = c2.toggle(
         "Show [CLS]/[SEP]",
-        value=True,
-        key="attn_special",
+        key=persist("attn_special", True, "special", as_bool),
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
+    views = ["Head view", "Model view", "Head statistics", "Heads as parsers"]
     view_name = c3.radio(
-        "View",
-        ["Head view", "Model view", "Head statistics", "Heads as parsers"],
-        horizontal=True,
-        key="attn_view",
+        "View", views, horizontal=True, key=persist("attn_view", views[0], "view", valid=one_of(views))
     )
     return level, show_special, view_name
 
@@ -348,19 +349,20 @@ def statistics_view(amap: AttentionMap, encoder, name: str, k: str = "") -> None
         "**nats**; the others are shares of attention (0–1). Previous/next: the token just "
         "before/after the query, [CLS] and [SEP] included."
     )
+    sources = ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"]
     source = st.radio(
         "Over",
-        ["this input", f"a sample of {CORPUS[0].upper()} {CORPUS[1]} sentences"],
+        sources,
         horizontal=True,
-        key=f"attn_stats_source{k}",
+        key=persist(f"attn_stats_source{k}", sources[0], _linked("over", k), valid=one_of(sources)),
     )
     picked = st.multiselect(
         "Statistics",
         list(STATISTICS),
-        default=list(STATISTICS),
         format_func=STATISTICS.get,
-        key=f"attn_stats_names{k}",
-    )
+        key=persist(f"attn_stats_names{k}", list(STATISTICS), _linked("stats", k), as_strs,
+                    all_of(STATISTICS)),
+    )  # fmt: skip
     stats = head_statistics([amap]) if source == "this input" else corpus_stats(encoder, name, k)
     if stats is not None and picked:
         fig = statistics_figure(stats, picked)
@@ -375,9 +377,9 @@ def corpus_stats(encoder, name: str, k: str = ""):
             "Sentences",
             min_value=10,
             max_value=config.limits().max_attention_corpus_sentences,
-            value=100,
             step=50,
-            key=f"attn_n{k}",
+            key=persist(f"attn_n{k}", 100, _linked("n", k), int,
+                        lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences),  # fmt: skip
         )
     )
     results = corpus_results()

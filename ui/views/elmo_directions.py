@@ -9,6 +9,7 @@ from probing import config
 from probing.analyses.elmo_directions import occurrence_similarity
 from probing.figures.course import direction_lines
 from ui.common import friendly_errors, get_encoder
+from ui.state import persist
 
 RESULTS = config.REPO_ROOT / "results" / "elmo-mini__semcor__wsd-direction.csv"
 
@@ -23,11 +24,15 @@ def render(models: list[str]) -> None:
     )
     a, b, c = st.columns([1, 3, 3])
     limit = config.limits().max_chars
-    target = a.text_input("Word", value="bank", key="dir_target", max_chars=40)
+    target = a.text_input("Word", key=persist("dir_target", "bank", "dir_word"), max_chars=40)
     s1 = b.text_input(
-        "Sentence 1", value="I sat on the bank of the river", key="dir_s1", max_chars=limit
+        "Sentence 1",
+        key=persist("dir_s1", "I sat on the bank of the river", "dir_s1"),
+        max_chars=limit,
     )
-    s2 = c.text_input("Sentence 2", value="The river bank was muddy", key="dir_s2", max_chars=limit)
+    s2 = c.text_input(
+        "Sentence 2", key=persist("dir_s2", "The river bank was muddy", "dir_s2"), max_chars=limit
+    )
     elmo_name = next((m for m in models if m.startswith("elmo")), "elmo-mini")
     bert_name = next((m for m in models if not m.startswith("elmo")), "minilm-l6")
     tables = []

@@ -26,7 +26,7 @@ from ui.common import (
     page_header,
     provenance_card,
 )
-from ui.state import persist
+from ui.state import as_bool, persist
 from ui.views import mlm_corruption
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
@@ -152,11 +152,11 @@ def mask_inputs() -> tuple[str, int, bool]:
         "gets its own mask token. Press Ctrl+Enter to apply.",
     )
     left, right = st.columns([2, 1])
-    top_k = left.slider("Top-k", min_value=1, max_value=20, value=10, key="fill_mask_top_k")
+    top_k = left.slider("Top-k", min_value=1, max_value=20,
+                        key=persist("fill_mask_top_k", 10, "top_k", int, range(1, 21).__contains__))  # fmt: skip
     by_layer = right.toggle(
         "Layer by layer",
-        value=True,
-        key="fill_mask_layers",
+        key=persist("fill_mask_layers", True, "by_layer", as_bool),
         help="Apply the model's MLM head to every layer's hidden state at the mask.",
     )
     try:
@@ -230,7 +230,7 @@ def follow_input() -> str:
     """A token to follow through the layers at every mask ("when does *paris* appear?")."""
     return st.text_input(
         "Follow a token across layers",
-        key=persist("fill_mask_follow", ""),
+        key=persist("fill_mask_follow", "", "follow"),
         placeholder="e.g. paris",
         help="Its rank and probability at each mask, layer by layer (one word piece).",
     ).strip()

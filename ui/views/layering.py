@@ -9,8 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from probing import config
-from probing.figures.layering import TASKS, layering_figure, load_curves, supported_orderings
-from ui.common import page_header
+from probing.figures.layering import TASKS, engine_orderings, layering_figure, load_curves
+from ui.common import model_picker, page_header
 
 RESULTS_DIR = config.REPO_ROOT / "results"
 
@@ -31,6 +31,24 @@ def curves_for(model: str, stamp: tuple) -> list:  # stamp: results files' mtime
     return load_curves(RESULTS_DIR, model)
 
 
+@st.cache_data(show_spinner=False)
+def orderings_for(model: str, stamp: tuple) -> tuple[list, list[str]]:  # stamp: as curves_for
+    return engine_orderings(RESULTS_DIR, model)
+
+
+def picked_with_results(models: list[str]) -> list[str]:
+    """The sidebar's models that have committed results; says which have none."""
+    names = model_picker(default=models[:2])
+    picked = [m for m in names if m in models]
+    if len(picked) < len(names) or not names:
+        lacking = [m for m in names if m not in models]
+        st.info(
+            (f"No committed probing results for {', '.join(lacking)}. " if lacking else "Pick a model in the sidebar. ")
+            + f"Models with results: {', '.join(models)}."
+        )  # fmt: skip
+    return picked
+
+
 def render() -> None:
     """Draw the page (everything below the page config)."""
     page_header(
@@ -45,9 +63,8 @@ def render() -> None:
             "--out results/` for the tasks pos, deprel, dep-distance, supersense and wsd."
         )
         return
-    picked = st.multiselect("Models", models, default=models[:2], key="layer_models")
+    picked = picked_with_results(models)
     if not picked:
-        st.info("Pick at least one model.")
         return
     stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in RESULTS_DIR.glob("*.json")))
     curves = {m: curves_for(m, stamp) for m in picked}
@@ -59,13 +76,20 @@ def render() -> None:
         "task's centre of gravity (Tenney et al. 2019: the expected layer over the gains from "
         "layer to layer) with its 95 % interval: the run's own sentence bootstrap for the "
         "structural probe, elsewhere a conservative approximation from the per-layer intervals. "
-        "Only intervals that do not overlap support saying one task peaks lower than another; "
-        "overlapping ones support no order."
+        "Which task peaks lower is not read off two intervals: the sentences below come from "
+        "the paired difference of the two centres of gravity (bootstrap over test sentences "
+        "and seeds, Holm's correction over all of a model's task pairs)."
     )
     for model, cs in curves.items():
-        pairs = supported_orderings(cs)
+        pairs, unscored = orderings_for(model, stamp)
         missing = [label for t, _, label, _ in TASKS if t not in {c.task for c in cs}]
-        text = "; ".join(f"{a} < {b}" for a, b in pairs) or "no ordering of tasks"
+        text = "; ".join(
+            f"{o.lower} < {o.higher} (+{o.diff:.2f} layers [{o.ci_low:.2f}, {o.ci_high:.2f}])"
+            for o in pairs
+        ) or "no ordering of tasks"  # fmt: skip
         st.markdown(f"**{model}**: the intervals support {text}.")
         if missing:
             st.caption(f"{model}: no results yet for {', '.join(missing)}.")
+        if unscored:
+            st.caption(f"{model}: no per-sentence scores stored for {', '.join(unscored)}, "
+                       "so no comparison with them is stated.")  # fmt: skip

@@ -8,6 +8,7 @@ from probing import config
 from probing.analyses.mlm_corruption import MODES, RECIPE, corrupt_and_predict
 from probing.figures.fill_mask import topk_bar
 from ui.common import friendly_errors, get_encoder
+from ui.state import persist
 
 LABELS = {"mask": "[MASK] (80 %)", "random": "random word (10 %)", "keep": "kept (10 %)"}
 
@@ -26,10 +27,12 @@ def render(models: list[str]) -> None:
     limit = config.limits().max_chars
     a, b = st.columns([3, 1])
     text = a.text_input(
-        "Sentence", value="The doctor picked up her bag and left the room.", key="corrupt_text",
+        "Sentence", key=persist("corrupt_text", "The doctor picked up her bag and left the room.", "corrupt_text"),
         max_chars=limit,
     )  # fmt: skip
-    target = b.text_input("Target word", value="bag", key="corrupt_target", max_chars=40)
+    target = b.text_input(
+        "Target word", key=persist("corrupt_target", "bag", "corrupt_word"), max_chars=40
+    )
     name = models[0] if models else "minilm-l6-mlm"
     encoder = get_encoder(name)
     if encoder is None:

@@ -8,6 +8,7 @@ from probing import config
 from probing.analyses.nsp import NSP_CAVEAT, load_nsp_model, next_sentence_probability
 from probing.figures.course import nsp_bar
 from ui.common import friendly_errors
+from ui.state import persist
 
 DEFAULT_CHECKPOINT = "google-bert/bert-base-uncased"
 
@@ -27,8 +28,10 @@ def render() -> None:
         value=DEFAULT_CHECKPOINT, key="nsp_model", disabled=config.demo_mode(),
         help="A hub id (loaded from the local cache when offline) or a local folder.",
     ).strip()  # fmt: skip
-    a = st.text_input("Sentence A", value="She opened the fridge.", key="nsp_a", max_chars=limit)
-    b = st.text_input("Sentence B", value="It was empty.", key="nsp_b", max_chars=limit)
+    a = st.text_input(
+        "Sentence A", key=persist("nsp_a", "She opened the fridge.", "nsp_a"), max_chars=limit
+    )
+    b = st.text_input("Sentence B", key=persist("nsp_b", "It was empty.", "nsp_b"), max_chars=limit)
     if not name:
         st.info("Give a checkpoint.")
         return

@@ -15,6 +15,7 @@ from probing import config
 from probing.analyses.probe_lens import LENS_TASKS, apply_lens, saved_probes
 from probing.figures.probe_lens import label_grid, tree_arcs
 from ui.common import data_key, friendly_errors, get_encoder, model_picker, page_header
+from ui.state import one_of, persist
 
 RESULTS_DIR = config.REPO_ROOT / "results"
 DEFAULT_TEXT = "The old man the boats that the children sailed."
@@ -83,16 +84,18 @@ def render() -> None:
     encoder = get_encoder(name)
     if encoder is None:
         st.stop()
-    source = st.radio("Sentence", ["a UD-EWT test sentence (gold labels)", "type one"],
-                      horizontal=True, key="lens_source")  # fmt: skip
+    sources = ["a UD-EWT test sentence (gold labels)", "type one"]
+    source = st.radio("Sentence", sources, horizontal=True,
+                      key=persist("lens_source", sources[0], "source", valid=one_of(sources)))  # fmt: skip
     gold = None
     if source == "type one":
-        text = st.text_input("Your sentence", DEFAULT_TEXT, max_chars=300, key="lens_text")
+        text = st.text_input("Your sentence", max_chars=300,
+                             key=persist("lens_text", DEFAULT_TEXT, param="sentence"))  # fmt: skip
         words: list[str] | str = text
     else:
         sents = gold_sentences(data_key())
-        k = st.selectbox("Test sentence", range(len(sents)), key="lens_gold",
-                         index=_first_rich(sents),
+        k = st.selectbox("Test sentence", range(len(sents)),
+                         key=persist("lens_gold", _first_rich(sents), "gold", int, range(len(sents)).__contains__),
                          format_func=lambda i: " ".join(sents[i]["words"]))  # fmt: skip
         words, gold = sents[k]["words"], sents[k]["labels"]
     result = None
@@ -156,7 +159,11 @@ def _trees_part(result) -> None:  # noqa: ANN001 - LensResult
         return
     st.subheader("Structural probes: the tree per layer")
     layers = sorted(dist or depth)
-    layer = st.select_slider("Layer", layers, value=layers[len(layers) // 2], key="lens_layer")
+    layer = st.select_slider(
+        "Layer",
+        layers,
+        key=persist("lens_layer", layers[len(layers) // 2], "layer", int, one_of(layers)),
+    )
     edges = dist.get(layer, set()) if dist else set()
     root = depth.get(layer) if depth else None
     fig = tree_arcs(result.words, edges, result.gold_edges, root, result.gold_root)

@@ -48,7 +48,7 @@ from probing.probes.tasks import TASKS
 from ui import background
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
 from ui.jobs import heavy_job
-from ui.state import persist
+from ui.state import as_ints, persist
 from ui.views import probing_sweep
 
 RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
@@ -281,7 +281,7 @@ def picked_encoders() -> dict:
 def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
     """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
     options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
-    chosen = st.session_state[persist("probe_layers", None)]
+    chosen = st.session_state[persist("probe_layers", None, "layers", as_ints)]
     if chosen is None or (
         set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
     ):
@@ -313,10 +313,10 @@ def probe_settings(encoders: dict):
         eval_presets = config.limits().eval_sizes
         n_eval = st.selectbox(
             "Dev and test sentences (0 = all)", list(eval_presets),
-            key=persist("probe_eval", list(eval_presets)[0], valid=list(eval_presets).__contains__),
+            key=persist("probe_eval", list(eval_presets)[0], "eval", int, list(eval_presets).__contains__),
             help="Fewer makes runs faster and the intervals wider.",
         ) if eval_presets else st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
-                                 step=100, key=persist("probe_eval", 0),
+                                 step=100, key=persist("probe_eval", 0, "eval", int, lambda n: 0 <= n <= 100_000),
                                  help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
     if not layers:
         st.info("Pick at least one layer.")
@@ -330,13 +330,13 @@ def train_size_widget(column, cap: int, presets) -> int:
     if presets:
         n_train = column.select_slider(
             "Training sentences", options=list(presets),
-            key=persist("probe_train", snap_to_preset(default, presets), valid=list(presets).__contains__),
+            key=persist("probe_train", snap_to_preset(default, presets), "train", int, list(presets).__contains__),
             help="A fixed seeded sample of the training split (the shared demo offers these sizes only).",
         )  # fmt: skip
     else:
         n_train = column.slider(
             "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
-            key=persist("probe_train", default, valid=lambda v: MIN_TRAIN <= v <= cap),
+            key=persist("probe_train", default, "train", int, lambda v: MIN_TRAIN <= v <= cap),
             help=f"A fixed seeded sample of the training split (at most {cap:,} here).",
         )  # fmt: skip
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget

@@ -16,6 +16,7 @@ from probing.analyses.sentence_pooling import (
 from probing.figures.course import pooling_curves, similarity_heatmap
 from probing.probes.run import ProbeResults
 from ui.common import friendly_errors, get_encoder
+from ui.state import persist
 
 EXAMPLE = "\n".join(
     [
@@ -38,6 +39,21 @@ def genre_curves(model: str) -> dict[str, pd.DataFrame]:
     return curves
 
 
+MAX_SENTENCES = 8  # a sentence-by-sentence matrix stays readable up to about eight
+
+
+def kept_note(n_typed: int, models: list[str], name: str) -> None:
+    """Say what the section leaves out: lines past the eighth, a second picked model."""
+    notes = []
+    if n_typed > MAX_SENTENCES:
+        notes.append(f"Only the first {MAX_SENTENCES} of your {n_typed} sentences are used.")
+    if len(models) > 1:
+        notes.append(f"This section shows the first picked model, {name}; "
+                     f"{', '.join(models[1:])} is left out here.")  # fmt: skip
+    if notes:
+        st.info(" ".join(notes))
+
+
 def render(models: list[str]) -> None:
     """The sentence-pooling section for the first picked model (of ``models``)."""
     st.subheader("Sentence vectors: [CLS], mean or attention pooling")
@@ -47,14 +63,17 @@ def render(models: list[str]) -> None:
         "each piece in that layer. Each matrix is the cosine similarity between your sentences."
     )
     text = st.text_area(
-        "Sentences, one per line", value=EXAMPLE, key="pool_sentences", height=120,
-        max_chars=config.limits().max_chars,
+        "Sentences, one per line", key=persist("pool_sentences", EXAMPLE, "pool_sentences"),
+        height=120, max_chars=config.limits().max_chars,
+        help=f"The first {MAX_SENTENCES} non-empty lines are used.",
     )  # fmt: skip
-    sentences = [s.strip() for s in text.splitlines() if s.strip()][:8]
+    typed = [s.strip() for s in text.splitlines() if s.strip()]
+    sentences = typed[:MAX_SENTENCES]
     if len(sentences) < 2:
         st.warning("Give at least two sentences, one per line.")
         return
     name = models[0] if models else "minilm-l6"
+    kept_note(len(typed), models, name)
     encoder = get_encoder(name)
     if encoder is None:
         return
@@ -65,11 +84,12 @@ def render(models: list[str]) -> None:
         n_layers = next(iter(sims.values())).shape[0]
         names = encoder.info.layer_names or tuple(str(i) for i in range(n_layers))
         layer = st.select_slider(
-            "Layer", options=list(range(n_layers)), value=n_layers - 1, key="pool_layer",
-            format_func=lambda i: names[i],
+            "Layer", options=list(range(n_layers)), format_func=lambda i: names[i],
+            key=persist("pool_layer", n_layers - 1, "pool_layer", int, range(n_layers).__contains__),
         )  # fmt: skip
-        cols = st.columns(len(sims))
-        for col, (strategy, mats) in zip(cols, sims.items(), strict=True):
+        # Two per row: four side by side left each map ~60 px wide with its labels clipped.
+        cols = [c for _ in range(0, len(sims), 2) for c in st.columns(2)]
+        for col, (strategy, mats) in zip(cols, sims.items(), strict=False):
             col.plotly_chart(
                 similarity_heatmap(mats[layer], sentences, f"{name} · {strategy} · {names[layer]}"),
                 key=f"pool-{strategy}",

@@ -67,7 +67,7 @@ from ui.common import (
     page_header,
 )
 from ui.jobs import heavy_job
-from ui.state import persist
+from ui.state import as_bool, link, one_of, persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
 She opened a bank account to save money.
@@ -168,7 +168,8 @@ def render() -> None:
     )
     encoders = picked_encoders()
     models = list(encoders)
-    view = st.radio("Analysis", VIEWS, horizontal=True, key="sc_view", label_visibility="collapsed")
+    view = st.radio("Analysis", VIEWS, horizontal=True, label_visibility="collapsed",
+                    key=persist("sc_view", VIEWS[0], "view", valid=one_of(VIEWS)))  # fmt: skip
     if view == VIEWS[0]:
         compare_section(models)
     elif view == VIEWS[1]:
@@ -215,7 +216,7 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
     left.button("SemCor sentences of the target, with their senses", on_click=fill_semcor,
                 key="sc_semcor", help="Three SemCor sentences for each of its two most frequent noun senses.")  # fmt: skip
     text, labels = split_sense_labels(text)
-    target = right.text_input("Target word", key=persist("sc_target", "bank"),
+    target = right.text_input("Target word", key=persist("sc_target", "bank", "target"),
                               help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
     found = None
     with friendly_errors("Finding the occurrences"):
@@ -289,12 +290,13 @@ def similarity_curves(
     options = ["every pair", "mean over pairs"]
     if all(len(t) for t in tables):
         options.insert(0, "same vs different sense")
+    key = persist("sc_lines", options[0], "lines", valid=one_of(options))
     # Labels just typed (or SemCor's) switch to the sense view; otherwise the choice stays.
-    newly_labelled = len(options) == 3 and not st.session_state.get("sc_lines_labelled")
+    if len(options) == 3 and st.session_state.get("sc_lines_labelled") is False:
+        st.session_state[key] = options[0]
+        link("lines", options[0])
     st.session_state["sc_lines_labelled"] = len(options) == 3
-    if newly_labelled or st.session_state.get("sc_lines") not in options:
-        st.session_state["sc_lines"] = options[0]
-    show = st.radio("Lines", options, horizontal=True, key="sc_lines")
+    show = st.radio("Lines", options, horizontal=True, key=key)
     if show == "same vs different sense":
         fig = sense_pairs_figure(tables)
     else:
@@ -330,8 +332,15 @@ def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
     # One model: the heatmap beside the occurrence list (a 4 × 4 map needs no full width).
     cols = st.columns([3, 2]) if len(comps) == 1 else st.columns(len(comps))
     for col, c in zip(cols, comps, strict=False):
-        k = col.select_slider("Layer", options=[STATIC, *range(c.n_layers + 1)], value=c.n_layers,
-                              format_func=lambda k, c=c: layer_label(c.layer_names, k), key=f"sc_hm_{c.model}")  # fmt: skip
+        options = [STATIC, *range(c.n_layers + 1)]
+        key = persist(
+            f"sc_hm_{c.model}",
+            c.n_layers,
+            "hm_layer" if c is comps[0] else None,
+            int,
+            one_of(options),
+        )
+        k = col.select_slider("Layer", options=options, format_func=lambda k, c=c: layer_label(c.layer_names, k), key=key)  # fmt: skip
         col.plotly_chart(occurrence_heatmap_figure(c, k), key=f"sc_heatmap_{c.model}")
     with cols[-1] if len(comps) == 1 else st.expander("Occurrences"):
         st.markdown("\n".join(f"- **{short}**: {lab.split(': ', 1)[1]}" for short, lab in
@@ -342,10 +351,11 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
     """Nearest word occurrences of each picked occurrence, per layer and model."""
     st.subheader("Nearest neighbours")
     a, b, c = st.columns([2, 2, 3])
+    pools = ["SemCor (sense-tagged)", "UD-EWT"]
     semcor = (
-        c.radio("Among", ["SemCor (sense-tagged)", "UD-EWT"], horizontal=True, key="sc_nn_pool")
+        c.radio("Among", pools, horizontal=True, key=persist("sc_nn_pool", pools[0], "pool", valid=one_of(pools)))
         != "UD-EWT"
-    )
+    )  # fmt: skip
     st.caption(
         (f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
          "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
@@ -355,11 +365,11 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
          "UD-EWT train (encoded once per model and server). Each word appears once with its "
          "best cosine.") + " The CSV also has each neighbour's context."
     )  # fmt: skip
-    skip_target = b.toggle(f"Leave out *{target.strip()}* itself", value=not semcor,
-                           key="sc_nn_skip_semcor" if semcor else "sc_nn_skip",
+    skip_target = b.toggle(f"Leave out *{target.strip()}* itself",
+                           key=persist("sc_nn_skip_semcor" if semcor else "sc_nn_skip", not semcor, "skip", as_bool),
                            help="Its other occurrences in the corpus would otherwise top every list; "
                            "with senses shown they tell which sense each layer sides with.")  # fmt: skip
-    if not a.toggle("Show nearest neighbours", value=True, key="sc_nn"):
+    if not a.toggle("Show nearest neighbours", key=persist("sc_nn", True, "neighbours", as_bool)):
         return
     find = semcor_neighbours if semcor else neighbours
     for m in models:
@@ -393,21 +403,25 @@ def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
 def sense_inputs() -> tuple[str, str, str, int, str]:
     """Lemma, part of speech, map method, occurrence cap and the user's own sentences."""
     a, b, c, d = st.columns([2, 1, 1, 1])
-    lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank"),
+    lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank", "lemma"),
                          help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
     pos = b.selectbox(
-        "Part of speech", list(POS_NAMES), format_func=POS_NAMES.get, key=persist("sc_pos", "n")
+        "Part of speech",
+        list(POS_NAMES),
+        format_func=POS_NAMES.get,
+        key=persist("sc_pos", "n", "pos", valid=one_of(POS_NAMES)),
     )
-    method = c.radio("Map", ["PCA", "UMAP"], horizontal=True, key="sc_method",
+    method = c.radio("Map", ["PCA", "UMAP"], horizontal=True,
+                     key=persist("sc_method", "PCA", "map", valid=one_of(["PCA", "UMAP"])),
                      help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
                           "use per server also compiles it).").lower()  # fmt: skip
-    cap = d.number_input(
-        "Max occurrences", 20, config.limits().max_lemma_occurrences, 300, step=50, key="sc_cap"
-    )
+    top = config.limits().max_lemma_occurrences
+    cap = d.number_input("Max occurrences", 20, top, step=50,
+                         key=persist("sc_cap", 300, "cap", int, lambda n: 20 <= n <= top))  # fmt: skip
     st.caption("Try " + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
                + ". Senses seen fewer than twice are left out.")  # fmt: skip
-    user_text = st.text_area("Your sentences, placed into the same map (★)", DEFAULT_TEXT, height=100,
-                             max_chars=config.limits().max_chars, key="sc_user_text")  # fmt: skip
+    user_text = st.text_area("Your sentences, placed into the same map (★)", height=100,
+                             max_chars=config.limits().max_chars, key=persist("sc_user_text", DEFAULT_TEXT, "map_sentences"))  # fmt: skip
     return lemma, pos, method, int(cap), user_text
 
 
@@ -422,9 +436,10 @@ def sense_section(models: list[str]) -> None:
         st.stop()
     n_layers = {m: int(t["layer"].max()) for m, t in zip(models, tables, strict=True)}
     layer_names = tables[0].set_index("layer")["layer_name"].to_dict()
+    options = [STATIC, *range(n_layers[models[0]] + 1)]
     layer = st.select_slider(
-        "Layer", options=[STATIC, *range(n_layers[models[0]] + 1)], value=n_layers[models[0]],
-        format_func=lambda k: layer_label(layer_names, k), key="sc_sense_layer",
+        "Layer", options=options, format_func=lambda k: layer_label(layer_names, k),
+        key=persist("sc_sense_layer", n_layers[models[0]], "sense_layer", int, one_of(options)),
         help="With two models of different depth, the second shows the same relative depth.",
     )  # fmt: skip
     for col, m in zip(st.columns(len(models)), models, strict=True):
@@ -504,15 +519,21 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         "occurrences; below, each metric minus its baseline."
     )
     a, b = st.columns([1, 1])
-    dataset = a.selectbox("Corpus", corpus_names(), key="sc_ctx_data")
+    dataset = a.selectbox("Corpus", corpus_names(),
+                          key=persist("sc_ctx_data", corpus_names()[0], "corpus", valid=one_of(corpus_names())))  # fmt: skip
     n = int(
         b.number_input(
             "Sentences (seeded sample of train)",
             20,
             config.limits().max_contextuality_sentences,
-            200,
             step=50,
-            key="sc_ctx_n",
+            key=persist(
+                "sc_ctx_n",
+                200,
+                "n",
+                int,
+                lambda n: 20 <= n <= config.limits().max_contextuality_sentences,
+            ),  # fmt: skip
         )
     )
     results = corpus_results()
@@ -578,7 +599,9 @@ def static_vectors_section() -> None:
 
 def static_nearest_words(glove: StaticVectors) -> None:
     """The typed words' nearest words in the loaded static vectors."""
-    words = st.text_input("Words", "bank river money loan account", key="sc_static_words").split()
+    words = st.text_input(
+        "Words", key=persist("sc_static_words", "bank river money loan account", "words")
+    ).split()
     found = [w for w in words if w in glove]
     missing = [w for w in words if w not in glove]
     if missing:
