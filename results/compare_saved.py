@@ -25,6 +25,7 @@ from probing.probes.reapply import (
     COUNTS_DIR,
     agreement,
     layer_comparisons,
+    load_counts,
     reapplied_counts,
     save_counts,
 )
@@ -56,11 +57,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="also replace counts that the run itself wrote (seeds, controls)",
+    )
     args = ap.parse_args(argv)
     engine = Engine(n_boot=args.n_boot, seed=0)
     encoders: dict = {}
     for path in args.results:
         results = ProbeResults.from_json(path)
+        own = path.parent / COUNTS_DIR / f"{path.stem}.safetensors"
+        if own.is_file() and not args.force and "run's" in load_counts(own).info.get("source", ""):
+            print(f"{path.stem}: the run wrote its own counts and table; kept")
+            continue
         stem = path.parent / "probes" / path.stem
         saved = SavedProbes.load(stem)
         if results.model not in encoders:

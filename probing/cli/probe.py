@@ -125,6 +125,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also save the fitted per-layer probes (safetensors + JSON) in OUT/probes/",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also print the comparison table: adjacent layers and best-vs-each, paired "
+        "difference with 95 %% CI, p and Holm-adjusted p (seeds folded in)",
+    )
     add_overwrite_argument(p)
 
 
@@ -201,7 +207,11 @@ def run(args: argparse.Namespace) -> int:
                 "layer_names": results.meta.get("layer_names"), "pooling": args.pooling,
                 "command": results.meta["command"]}  # fmt: skip
         save_probes(fitted, probe_dir(out) / stem, info)
+        if results.sentence_counts:
+            save_sentence_counts(results, out, stem)
     print(summary(results))
+    if getattr(args, "compare", False):
+        print(comparison_text(results))
     print(f"wrote {out / stem}.csv, .json, .html")
     return 0
 
@@ -229,6 +239,7 @@ def output_files(args: argparse.Namespace) -> list[Path]:
         files += [out / f"{stem}.{ext}" for ext in ("csv", "json", "html")]
         if getattr(args, "save_probes", False) and task.kind != "sentence":
             files += [probe_dir(out) / f"{stem}.{ext}" for ext in ("json", "safetensors")]
+            files.append(out / "sentence-scores" / f"{stem}.safetensors")
     return files
 
 
@@ -252,6 +263,32 @@ def writable_folder(path: str | Path) -> Path:
             f"Cannot write results to {out}: {exc.strerror or exc}. Pick another --out folder."
         ) from exc
     return out
+
+
+def save_sentence_counts(results, out: Path, stem: str) -> Path:  # noqa: ANN001 - ProbeResults
+    """The run's per-sentence counts in ``OUT/sentence-scores/<stem>.safetensors`` (what
+    comparisons across runs are made from, :mod:`probing.probes.statements`)."""
+    from probing.probes.reapply import COUNTS_DIR, StoredCounts, save_counts, unit_of
+
+    counts = results.sentence_counts
+    n_sentences = next(iter(counts.values())).counts.shape[1]
+    stored = StoredCounts(unit_of(results.dataset), n_sentences, counts)
+    return save_counts(stored, out / COUNTS_DIR / f"{stem}.safetensors", "the run's predictions")
+
+
+def comparison_text(results) -> str:  # noqa: ANN001 - ProbeResults
+    """The run's comparison table as text (``--compare``)."""
+    from probing.probes.compare import Difference, format_table
+
+    table = results.comparisons
+    if not table:
+        return "no comparison table (fewer than two layers)"
+    text = format_table([Difference.from_dict(r) for r in table["rows"]])
+    if table.get("selectivity"):
+        text += "\n\ntask − control (selectivity) per layer:\n" + format_table(
+            [Difference.from_dict(r) for r in table["selectivity"]]
+        )
+    return text
 
 
 def summary(results) -> str:  # noqa: ANN001 - ProbeResults

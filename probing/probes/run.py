@@ -89,6 +89,12 @@ class ProbeResults:
     scalar_mix: dict | None = None
     centre_of_gravity: float = float("nan")
     meta: RunMeta = field(default_factory=RunMeta)
+    # Adjacent-layer and best-vs-each differences (probing.probes.compare.table_dict), and
+    # task-vs-control per layer where there is a control task.
+    comparisons: dict | None = None
+    # Per-sentence counts of those scores (probing.probes.compare.SentenceCounts by cell
+    # name), written beside the results by ``probe --save-probes``; not in the JSON.
+    sentence_counts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
@@ -141,6 +147,7 @@ class ProbeResults:
             "centre_of_gravity": _json_value(self.centre_of_gravity),
             "scalar_mix": _jsonable(self.scalar_mix),
             "meta": _jsonable(RunMeta.from_dict(dict(self.meta)).to_dict()),
+            **({"comparisons": _jsonable(self.comparisons)} if self.comparisons else {}),
             "results": records,
         }
 
@@ -158,7 +165,7 @@ class ProbeResults:
         return cls(
             model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
             scalar_mix=d.get("scalar_mix"), centre_of_gravity=float("nan") if cog is None else cog,
-            meta=RunMeta.from_dict(d.get("meta")),
+            meta=RunMeta.from_dict(d.get("meta")), comparisons=d.get("comparisons"),
         )  # fmt: skip
 
 
@@ -348,6 +355,7 @@ def probe_features(
     return ProbeResults(
         model=model, task=spec.name, dataset=dataset, table=table,
         scalar_mix=runner.mix, centre_of_gravity=cog, meta=meta,
+        comparisons=runner.comparisons(), sentence_counts=runner.counts,
     )  # fmt: skip
 
 

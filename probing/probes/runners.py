@@ -18,6 +18,15 @@ import numpy as np
 from probing.features import Features
 from probing.heap import release_free_memory
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
+from probing.probes.compare import (
+    KINDS,
+    Replicates,
+    SentenceCounts,
+    compare,
+    layer_table,
+    table_dict,
+    with_holm,
+)
 from probing.probes.control import ControlTask, TypeKeys
 from probing.probes.guards import check_probe_size
 from probing.probes.linear import LinearProbe
@@ -39,6 +48,7 @@ from probing.probes.wsd import (
     first_sense_backoff,
     is_placeholder,
     lemma_key,
+    only_sense_backoff,
     wordnet_sense_count,
 )
 
@@ -69,6 +79,12 @@ class Run:
         self.mix: dict | None = None
         self.meta: dict = {}
         self.keep_probes: dict | None = None  # filled with the first seed's fitted probes
+        # Per-seed replicates of every per-layer score, task and control, for the
+        # comparison table (probing.probes.compare): (probe, layer, metric, "task"|"control").
+        self.replicates: dict[tuple, Replicates] = {}
+        # Per-sentence counts of the same scores (stored beside the results, so that cells
+        # of different runs can be compared later): cell name -> SentenceCounts.
+        self.counts: dict[str, SentenceCounts] = {}
         # One set of resampled test sentences for every score: task/control, layers and
         # seeds are paired (see probing.probes.metrics.SentenceBootstrap).
         self.boot = SentenceBootstrap(feats["test"].sentence_index, n_boot, seed)
@@ -131,7 +147,49 @@ class Run:
                 )
             name = (names or {}).get(metric, metric)
             self.add(probe, layer, name, est, c_est, s_est, len(preds), selected_on)
+            if probe in PER_LAYER_PROBES and mask is None and name == metric:
+                seeds = tuple(getattr(self, "seeds", [self.seed]))[: len(preds)]
+                self.replicates[(probe, layer, metric, "task")] = Replicates(
+                    f"layer {layer}", [v for v, _ in t], [d for _, d in t], "test", seeds
+                )
+                if control:
+                    self.replicates[(probe, layer, metric, "control")] = Replicates(
+                        f"control {layer}", [v for v, _ in c], [d for _, d in c], "test", seeds
+                    )
+                if metric in KINDS and layer is not None:
+                    sent, n_sent = self.sentences()
+                    self.counts[f"layer {layer}"] = SentenceCounts.from_predictions(
+                        metric, y_true, preds, sent, n_sent, seeds
+                    )
+                    if control:
+                        self.counts[f"control {layer}"] = _per_seed_counts(
+                            metric, control, sent, n_sent, seeds
+                        )
             out[metric] = np.mean([d for _, d in t], axis=0)
+        return out
+
+    def sentences(self) -> tuple[np.ndarray, int]:
+        """Each scored test item's sentence (aligned with the scores' ``y_true``) and the
+        number of test sentences."""
+        test = getattr(self, "scored_test", None)
+        test = self.feats["test"] if test is None else test
+        return np.asarray(test.sentence_index), len(test.sent_ids)
+
+    def comparisons(self) -> dict | None:
+        """The run's comparison table: adjacent layers and best-vs-each on the headline
+        metric (two-level paired bootstrap, Holm), and task − control per layer."""
+        metric = self.spec.metric
+        pick = lambda kind: {  # noqa: E731
+            k[1]: r for k, r in self.replicates.items() if k[2] == metric and k[3] == kind
+        }
+        task, ctl = pick("task"), pick("control")
+        if len(task) < 2:
+            return None
+        best = (self.meta.get("best_layer") or {}).get("layer")
+        out = table_dict(layer_table(task, best, seed=self.seed), metric)
+        if ctl:
+            sel = [compare(task[la], ctl[la], self.seed) for la in sorted(ctl)]
+            out["selectivity"] = [d.as_dict() for d in with_holm(sel)]
         return out
 
     def _row(self, probe: str, layer: int | None, metric: str) -> dict:
@@ -441,6 +499,7 @@ class WsdRun(Run):
         self.meta["n_test_placeholders_left_out"] = int((~keep).sum())
         self.boot = SentenceBootstrap(test.sentence_index[keep], self.n_boot, self.seed)
         test = test.select(keep)
+        self.scored_test = test
         if dev is not None:
             dev = dev.select(~np.array([is_placeholder(s) for s in dev.labels], bool))
         k_tr = np.array([lemma_key(s) for s in train.labels])
@@ -449,14 +508,22 @@ class WsdRun(Run):
         seen = np.isin(k_te, k_tr)
         poly = np.array([wordnet_sense_count(k) > 1 for k in k_te], bool)
         self.masks = {"": None, "_polysemous": poly, "_seen": seen, "_backoff": ~seen}
-        backoff = first_sense_backoff()
+        # Headline rows back off only to a lemma's one WordNet sense (no leak); the first
+        # sense (ordered by counts that include the test documents) stays in side rows.
+        leaky, backoff = first_sense_backoff(), only_sense_backoff()
         steps = len(test.layer_ids) + 1
         self.progress(0, steps)
 
-        first = np.array([backoff(k) or ABSTAIN for k in k_te])
+        first = np.array([leaky(k) or ABSTAIN for k in k_te])
+        leaky_fill = np.where(seen, ABSTAIN, first)  # what the leaky backoff answers
+
+        def with_leak(pred: np.ndarray) -> np.ndarray:
+            return np.where(seen, pred, leaky_fill)
+
         mfs = MostFrequentSense(backoff).fit(y_tr, k_tr).predict(k_te)
         mfs_only = MostFrequentSense(None).fit(y_tr, k_tr).predict(k_te)
         for name, pred in (("first_sense", first), ("semcor_mfs", mfs),
+                           ("semcor_mfs_leaky_backoff", with_leak(mfs)),
                            ("semcor_mfs_train_only", mfs_only)):  # fmt: skip
             self._score(name, None, y_te, pred, seen)
         static = NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr)
@@ -471,7 +538,9 @@ class WsdRun(Run):
             clf = NearestSenseClassifier(backoff).fit(train.layer(layer), y_tr, k_tr)
             if self.keep_probes is not None:
                 self.keep_probes[layer] = clf
-            d = self._score("1nn", layer, y_te, clf.predict(test.layer(layer), k_te), seen)
+            pred = clf.predict(test.layer(layer), k_te)
+            d = self._score("1nn", layer, y_te, pred, seen)
+            self.score("1nn_leaky_backoff", layer, y_te, [with_leak(pred)], ("f1",))
             draws[layer], points[layer] = d, self._row("1nn", layer, "f1")["value"]
             if dev is not None and dev.n_words:
                 dp = clf.predict(dev.layer(layer), k_dev)
@@ -494,6 +563,15 @@ class WsdRun(Run):
                 "first_sense_note": "WordNet's sense order comes from tag counts of the "
                 "semantic concordances (SemCor foremost, test documents included): this "
                 "baseline has seen the test data's sense distribution.",
+                "backoff": "headline rows: a lemma unseen in training gets its only WordNet "
+                "sense, or no answer when it has several (P/R/F1 over answered items); "
+                "*_leaky_backoff rows: WordNet's first sense (ordered by counts that "
+                "include the test documents)",
+                "test_unseen_answered_rate": float(
+                    np.mean(np.array([backoff(k) is not None for k in k_te[~seen]], bool))
+                )
+                if (~seen).any()
+                else None,
             }
         )
 
@@ -509,6 +587,13 @@ class WsdRun(Run):
         self.score(probe, layer, y, [pred], ("accuracy",), mask=seen,
                    names={"accuracy": "accuracy_seen"})  # fmt: skip
         return out
+
+
+def _per_seed_counts(metric: str, control, sent, n_sent: int, seeds) -> SentenceCounts:  # noqa: ANN001
+    """Counts of control predictions whose gold labels differ per seed."""
+    parts = [SentenceCounts.from_predictions(metric, cy, [cp], sent, n_sent).counts
+             for cy, cp in control]  # fmt: skip
+    return SentenceCounts(metric, np.concatenate(parts), tuple(seeds))
 
 
 def _control_predict(C: float, seed: int, X_tr, c_tr, X_te) -> np.ndarray:  # noqa: ANN001

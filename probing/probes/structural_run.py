@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
+from probing.probes.compare import Replicates, SentenceCounts, layer_table, table_dict
 from probing.probes.metrics import Estimate, centre_of_gravity
 from probing.probes.run import ProbeResults, typed_table
 from probing.probes.structural import (
@@ -125,9 +128,21 @@ def structural_features(
         "centre_of_gravity_ci": list(centre_of_gravity_interval(layer_draws, layer_ids)),
         "timing_s": {"fit": clock()},
     }
+    reps = {la: Replicates(f"layer {la}", [values[i]], [layer_draws[:, i]], "test", (seed,))
+            for i, la in enumerate(layer_ids)}  # fmt: skip
+    sent = np.array([int(test.sentence_index[r[0]]) for r in trees["test"].rows], dtype=np.int64)
+    counts = {}
+    for la in layer_ids:
+        c = np.zeros((1, len(test.sent_ids), 2))
+        c[0, sent, 0], c[0, sent, 1] = runs[la].correct, runs[la].total
+        counts[f"layer {la}"] = SentenceCounts("ratio", c, (seed,))
+    comparisons = (
+        table_dict(layer_table(reps, best_dev, seed=seed), headline, "one seed")
+        if len(reps) > 1 else None
+    )  # fmt: skip
     return ProbeResults(
         model=model, task=task, dataset=dataset, table=typed_table(rows),
-        centre_of_gravity=cog, meta=meta,
+        centre_of_gravity=cog, meta=meta, comparisons=comparisons, sentence_counts=counts,
     )  # fmt: skip
 
 

@@ -43,6 +43,7 @@ from probing.figures.probing_page import (
 )
 from probing.probes.meta import RunMeta
 from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
+from probing.probes.statements import table_sentence
 from probing.probes.store import RunConfig, output_stem, save_results
 from probing.probes.tasks import TASKS
 from ui import background
@@ -156,8 +157,11 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     st.plotly_chart(fig, key=f"{key}_curve")
     wsd = results[0].task == "wsd"
     st.caption(
-        ("Each point: F1 of 1-nearest-neighbour to the training sense centroids on that layer, "
-         "with the WordNet first sense for lemmas unseen in training. " if wsd else
+        ("Each point: F1 of 1-nearest-neighbour to the training sense centroids on that layer; "
+         + ("a lemma unseen in training gets its only WordNet sense or no answer (no leak of "
+            "WordNet's count-ordered first sense). " if results[0].meta.get("backoff") else
+            "lemmas unseen in training back off to WordNet's first sense, which is ordered by "
+            "counts that include SemCor's test documents. ") if wsd else
          "Each point: a structural probe (Hewitt & Manning 2019) on that layer's vectors: UUAS "
          "(distance probe) or root accuracy (depth probe) on the test split, punctuation left "
          "out; baselines: the right-branching tree and the probe on static vectors. "
@@ -178,6 +182,8 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     )  # fmt: skip
     for r in results:
         st.markdown(headline(r))
+        if said := table_sentence(r.comparisons):  # written from the run's comparison table
+            st.caption(f"{r.model}: {said}" if len(results) > 1 else said)
     mix = mix_weights_figure(results)
     left, right = st.columns([2, 3]) if mix is not None else (None, st.container())
     if mix is not None:
@@ -248,7 +254,8 @@ def render() -> None:
     page_header(
         "Probing",
         "What each layer knows: a linear probe per layer predicts part of speech, supersense or "
-        "word sense from the word vectors. Syntax peaks low, semantics higher up.",
+        "word sense from the word vectors. Which layers differ, and where syntax and "
+        "semantics peak, is read from paired comparisons, not from two intervals.",
     )
     encoders = picked_encoders()
     task, layers, n_train, n_eval = probe_settings(encoders)
