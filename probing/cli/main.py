@@ -13,6 +13,14 @@ import sys
 
 from probing.config import set_data_dir
 from probing.errors import ContextLensError
+from probing.probes.tasks import TASKS  # light: the probes package imports on first use
+
+USAGE = (
+    "ContextLens from the command line: probe each layer of ELMo and BERT-family encoders, "
+    "fill masks, measure attention and contextuality, and write CSV, JSON and HTML results. "
+    "Data come from $CONTEXTLENS_DATA_DIR (or --data-dir); models from the registry "
+    "(`python -m probing models`), a local folder or a hub id."
+)
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -23,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "encode": ("probing.cli.models", "encode a sentence and print per-layer shapes"),
     "probe": (
         "probing.cli.probe",
-        "probe every layer for a task (pos, xpos, ptb-pos, supersense, wsd) -> CSV/JSON/HTML",
+        "probe every layer for a task (" + ", ".join(TASKS) + ") -> CSV/JSON/HTML",
     ),
     "data": ("probing.cli.data", "list the data sets (licence, present?, path) or download one"),
     "attention-stats": (
@@ -54,7 +62,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The CLI parser; only ``command``'s module is imported (to add its arguments)."""
-    parser = argparse.ArgumentParser(prog="python -m probing", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m probing",
+        description=USAGE,
+        epilog="Run `python -m probing COMMAND --help` for a command's options.",
+    )
     parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():

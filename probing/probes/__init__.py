@@ -18,28 +18,28 @@ Orchestration: :func:`probe_layers` runs a task on every layer and returns
 
 from __future__ import annotations
 
-from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
-from probing.probes.control import ControlTask, selectivity
-from probing.probes.linear import LinearProbe
-from probing.probes.metrics import (
-    ABSTAIN,
-    Estimate,
-    accuracy,
-    bootstrap_ci,
-    centre_of_gravity,
-    expected_layer,
-    macro_f1,
-    precision_recall_f1,
-)
-from probing.probes.mix import ScalarMixProbe
-from probing.probes.run import COLUMNS, ProbeResults, probe_layers
-from probing.probes.tasks import TASKS, Task, get_task
-from probing.probes.wsd import (
-    MostFrequentSense,
-    NearestSenseClassifier,
-    first_sense_backoff,
-    lemma_key,
-)
+import importlib
+
+# Names are imported on first use (PEP 562): ``from probing.probes.tasks import TASKS`` must not
+# load scikit-learn, which made ``python -m probing probe --help`` take seconds.
+_WHERE = {
+    "MajorityBaseline": "baselines", "WordTypeBaseline": "baselines",
+    "ControlTask": "control", "selectivity": "control", "LinearProbe": "linear",
+    "ABSTAIN": "metrics", "Estimate": "metrics", "accuracy": "metrics", "bootstrap_ci": "metrics",
+    "centre_of_gravity": "metrics", "expected_layer": "metrics", "macro_f1": "metrics",
+    "precision_recall_f1": "metrics", "ScalarMixProbe": "mix",
+    "COLUMNS": "run", "ProbeResults": "run", "probe_layers": "run",
+    "TASKS": "tasks", "Task": "tasks", "get_task": "tasks",
+    "MostFrequentSense": "wsd", "NearestSenseClassifier": "wsd", "first_sense_backoff": "wsd",
+    "lemma_key": "wsd",
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"probing.probes.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'probing.probes' has no attribute {name!r}")
+
 
 __all__ = [
     "ABSTAIN",

@@ -39,6 +39,7 @@ from probing.encoding import Pooling
 from probing.errors import InvalidArgumentError
 from probing.features import Features, extract_features
 from probing.probes.control import TypeKeys, model_type_keys
+from probing.probes.defaults import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
 from probing.probes.meta import RunMeta
 from probing.probes.metrics import centre_of_gravity
 from probing.probes.runners import (
@@ -62,8 +63,6 @@ _FLOAT_COLUMNS = ("value", "ci_low", "ci_high", "control", "selectivity", "contr
                   "control_ci_high", "selectivity_ci_low", "selectivity_ci_high", "sd",
                   "control_sd", "selectivity_sd")  # fmt: skip
 
-DEFAULT_MAX_TRAIN_SENTENCES = 2000
-DEFAULT_MAX_TRAIN_WORDS = 20_000
 
 
 @dataclass

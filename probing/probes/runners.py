@@ -28,6 +28,7 @@ from probing.probes.compare import (
     with_holm,
 )
 from probing.probes.control import ControlTask, TypeKeys
+from probing.probes.defaults import PROBE_CS
 from probing.probes.guards import check_probe_size
 from probing.probes.linear import LinearProbe
 from probing.probes.mdl import online_codelength
@@ -54,9 +55,6 @@ from probing.probes.wsd import (
 
 # Probes with one row per layer (the others are baselines, mixes and summaries).
 PER_LAYER_PROBES = ("linear", "1nn", "structural")
-# C grid of the linear probes, from strong to weak regularisation: wide enough that the
-# choice on dev is not at an edge for these tasks (reported in meta when it is).
-PROBE_CS: tuple[float, ...] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 # Training words of each scalar mix (all layers in memory at once: 7 x 204k x 384 float32
 # would be 2.2 GB, times three copies while training).
 MIX_MAX_TRAIN_WORDS = 50_000
