@@ -19,9 +19,18 @@ from pathlib import Path
 
 from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.encoding import POOLINGS
-from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS, PROBE_CS
-from probing.probes.store import output_stem
+from probing.probes.defaults import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS, PROBE_CS
 from probing.probes.tasks import TASKS
+
+# Nothing heavy (scikit-learn, pandas, torch) is imported above: `probe --help` stays fast;
+# the run imports what it needs.
+
+
+def output_stem(model: str, dataset: str, task: str) -> str:
+    """:func:`probing.probes.store.output_stem`, imported when first used."""
+    from probing.probes.store import output_stem as stem
+
+    return stem(model, dataset, task)
 
 
 def _int_or_all(text: str) -> int | None:
