@@ -46,15 +46,15 @@ def head_view_figure(
     amap: AttentionMap,
     layer: int,
     heads: Sequence[int],
-    focus: int | None = None,
+    focus: int | Sequence[int] | None = None,
     max_lines: int = 1500,
     min_weight: float = 0.02,
 ) -> go.Figure:
     """Tokens in two columns, attending (left) → attended (right), one line per weight.
 
     A line's opacity is its weight (rounded up to a multiple of 0.05); its colour is its head.
-    With ``focus``, only that token's row (its attention over all tokens) is drawn and its
-    label is highlighted; otherwise the ``max_lines`` largest weights ≥ ``min_weight`` are
+    With ``focus`` (one token or several), only those tokens' rows are drawn and their
+    labels are highlighted; otherwise the ``max_lines`` largest weights ≥ ``min_weight`` are
     drawn, which bounds the figure's size whatever the input length (a 60-word sentence with
     12 heads has ~60,000 pairs; most are near zero and invisible anyway).
 
@@ -62,7 +62,7 @@ def head_view_figure(
         amap: the map to draw (any level).
         layer: 1-based layer.
         heads: 0-based heads to overlay.
-        focus: token index whose row to show alone, or None for all rows.
+        focus: token index (or indices) whose rows to show alone, or None for all rows.
         max_lines: cap on the lines drawn.
         min_weight: weights below this are not drawn.
 
@@ -73,7 +73,8 @@ def head_view_figure(
     n = amap.n_tokens
     heads = [h for h in heads if 0 <= h < amap.n_heads]
     weights = amap.weights[layer - 1][heads]  # (len(heads), n, n)
-    if focus is not None:
+    focus = focus_rows(focus, n)
+    if focus:
         mask = np.zeros_like(weights, dtype=bool)
         mask[:, focus, :] = True
         weights = np.where(mask, weights, 0.0)
@@ -119,9 +120,9 @@ def head_view_figure(
             )
     text = _token_text(amap)
     colours = [SEGMENT_COLOURS.get(s, "#222222") for s in amap.segments]
-    if focus is not None:
-        colours[focus] = "#d62728"
-        text[focus] = f"<b>{text[focus]}</b>"
+    for f in focus:
+        colours[f] = "#d62728"
+        text[f] = f"<b>{text[f]}</b>"
     for x, position, side in ((left, "middle left", "from"), (right, "middle right", "to")):
         fig.add_trace(
             go.Scatter(
@@ -137,20 +138,21 @@ def head_view_figure(
                 showlegend=False,
             )
         )
-    if focus is not None:
+    for f in focus:
         fig.add_shape(
             type="rect",
             x0=-0.42,
             x1=-0.01,
-            y0=focus - 0.48,
-            y1=focus + 0.48,
+            y0=f - 0.48,
+            y1=f + 0.48,
             fillcolor="rgba(214,39,40,0.12)",
             line={"width": 0},
             layer="below",
         )
     shown = len(values)
+    named = ", ".join(f"“{amap.tokens[f]}”" for f in focus[:4]) + (" …" if len(focus) > 4 else "")
     subtitle = (
-        f"row of “{amap.tokens[focus]}”" if focus is not None else f"{shown} of {total} lines"
+        f"row{'s' if len(focus) > 1 else ''} of {named}" if focus else f"{shown} of {total} lines"
     ) + f", weights ≥ {min_weight:g}"
     fig.update_layout(
         title={
@@ -170,8 +172,23 @@ def head_view_figure(
     return fig
 
 
+def focus_rows(focus: int | Sequence[int] | None, n: int) -> list[int]:
+    """Focus token(s) as a sorted list of valid indices (None: none)."""
+    if focus is None:
+        return []
+    items = [focus] if isinstance(focus, int | np.integer) else list(focus)
+    return sorted({int(i) for i in items if 0 <= int(i) < n})
+
+
+# Cells the model view sends at most (issue 32: at the 2,000-character limit, 1.5 M cells
+# were an 11.8 MB message that took 70-285 s to draw). 150 k float32 cells are ~0.8 MB.
+MODEL_VIEW_MAX_CELLS = 150_000
+
+
 def model_view_figure(
-    amap: AttentionMap, selected: tuple[int, int] | None = None, max_cells: int = 1_500_000
+    amap: AttentionMap,
+    selected: tuple[int, int] | None = None,
+    max_cells: int = MODEL_VIEW_MAX_CELLS,
 ) -> go.Figure:
     """All layers × heads as small heatmaps, layer 1 at the top, head 0 at the left.
 

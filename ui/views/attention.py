@@ -43,6 +43,13 @@ from ui.common import (
 from ui.jobs import heavy_job
 from ui.state import all_of, as_bool, as_ints, as_strs, from_link, one_of, persist
 from ui.views import attention_parsers
+from ui.views.attention_weighting import (
+    head_view_window,
+    rollout_flow_view,
+    weighted,
+    weighting_choice,
+    weighting_note,
+)
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
@@ -134,12 +141,17 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     """Layer, heads and focus token → the two-column line figure."""
 
     def focus_from_click() -> None:
-        """A click on a token marker makes it the focus token (runs before the rerun)."""
+        """A click on a token marker adds it to the focus tokens, or takes it out (runs
+        before the rerun)."""
         points = st.session_state[f"attn_head_chart{k}"].selection.points
         if points and points[0].get("customdata") is not None:
             data = points[0]["customdata"]
-            st.session_state[f"attn_focus{k}"] = int(data[0] if isinstance(data, list) else data)
+            token = int(data[0] if isinstance(data, list) else data)
+            chosen = list(st.session_state.get(f"attn_focus{k}") or [])
+            chosen = [t for t in chosen if t != token] if token in chosen else [*chosen, token]
+            st.session_state[f"attn_focus{k}"] = chosen
 
+    view = head_view_window(view, k)
     a, b, c = st.columns([1, 3, 2])
     layers = range(1, view.n_layers + 1)
     layer = a.selectbox(
@@ -157,8 +169,13 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
                     lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs)),
     )  # fmt: skip
     with c:
-        persist(f"attn_focus{k}", None, _linked("focus", k), int)
-        focus = token_choice("Focus token (or click a token)", view, f"attn_focus{k}")
+        in_view = lambda ts: all(t in range(view.n_tokens) for t in ts)  # noqa: E731
+        focus = st.multiselect(
+            "Focus tokens (attention summed; or click a token)",
+            list(range(view.n_tokens)),
+            format_func=lambda i: f"#{i} {view.tokens[i]}",
+            key=persist(f"attn_focus{k}", [], _linked("focus", k), as_ints, in_view),
+        )
     if not heads:
         st.info("Pick at least one head.")
         return
@@ -234,6 +251,8 @@ def render() -> None:
     models = attention_models()
     text, text_b = attention_inputs(models[0][1])
     level, show_special, view_name = view_options()
+    raw_only = view_name in ("Heads as parsers", "Rollout & flow")
+    weighting = "raw" if raw_only else weighting_choice()
     cols = st.columns(len(models)) if len(models) > 1 else [st.container()]
     for i, (col, (name, encoder)) in enumerate(zip(cols, models, strict=True)):
         with col:
@@ -244,7 +263,7 @@ def render() -> None:
                 encoder,
                 text,
                 text_b,
-                (level, show_special, view_name),
+                (level, show_special, view_name, weighting),
                 k=f"_{i}" if i else "",
             )
 
@@ -253,12 +272,15 @@ def model_section(
     name: str, encoder, text: str, text_b: str | None, options: tuple, k: str
 ) -> None:
     """One model's attention for the input, in the chosen view (``k``: its widget-key suffix)."""
-    level, show_special, view_name = options
+    level, show_special, view_name, weighting = options
     amap: AttentionMap | None = None
+    text_b = text_b if supports_pairs(encoder) else None
     with friendly_errors("Encoding the input"), st.spinner("Encoding…"):
-        amap = piece_attention(name, text, text_b if supports_pairs(encoder) else None)
+        amap = piece_attention(name, text, text_b)
+        amap = weighted(name, encoder, amap, text, text_b, weighting)
     if amap is None:
         return
+    weighting_note(weighting)
     view = attention_view(amap, level, show_special)
     stem = f"attention_{name.replace('/', '_')}_{level}"
     with friendly_errors(view_name):
@@ -266,6 +288,8 @@ def model_section(
             head_view(view, stem, k)
         elif view_name == "Model view":
             model_view(view, stem, k)
+        elif view_name == "Rollout & flow":
+            rollout_flow_view(view, k)
         elif view_name == "Heads as parsers":
             if k:  # its widgets are keyed once per page
                 st.caption("Heads as parsers: shown for the first model; pick this one first.")
@@ -334,7 +358,7 @@ def view_options() -> tuple[str, bool, str]:
         key=persist("attn_special", True, "special", as_bool),
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
-    views = ["Head view", "Model view", "Head statistics", "Heads as parsers"]
+    views = ["Head view", "Model view", "Head statistics", "Rollout & flow", "Heads as parsers"]
     view_name = c3.radio(
         "View", views, horizontal=True, key=persist("attn_view", views[0], "view", valid=one_of(views))
     )
