@@ -206,3 +206,25 @@ def parser_sentences(split: str = "dev", n: int | None = None) -> list:
         return sents
     picks = np.linspace(0, len(sents) - 1, n).round().astype(int)
     return [sents[i] for i in picks]
+
+
+def sentence_arcs(
+    amap: AttentionMap, layer: int, head: int, direction: str = DIRECTIONS[0]
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """One head read as a parser on one sentence: its words (special tokens dropped) and,
+    per word, the arc (word, predicted head word) — the same reading as :func:`score_parsers`.
+
+    Args:
+        amap: the sentence's attention (piece or word level, special tokens present).
+        layer: 1-based, as in :meth:`ParserScores.best_heads`; head: 0-based.
+        direction: one of ``DIRECTIONS`` (whom the word attends to most, or who attends most
+            to it).
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
+    wmap = word_attention(amap)
+    words = [t for t, w in zip(wmap.tokens, wmap.word_ids, strict=True) if w is not None]
+    weights = words_only(amap)[layer - 1 : layer, head : head + 1]
+    to, frm = head_predictions(weights)
+    predicted = (to if direction == DIRECTIONS[0] else frm)[0, 0]
+    return words, [(i, int(j)) for i, j in enumerate(predicted)]

@@ -294,7 +294,7 @@ def model_section(
             if k:  # its widgets are keyed once per page
                 st.caption("Heads as parsers: shown for the first model; pick this one first.")
             else:
-                attention_parsers.render(encoder, name)
+                attention_parsers.render(encoder, name, amap)
         else:
             statistics_view(amap, encoder, name, k)
 

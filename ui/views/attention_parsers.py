@@ -13,7 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from probing import config
-from probing.analyses.attention_parsers import parser_sentences, score_parsers
+from probing.analyses.attention_parsers import (
+    DIRECTIONS,
+    parser_sentences,
+    score_parsers,
+    sentence_arcs,
+)
+from probing.figures.head_arcs import head_arcs_figure
 from ui.jobs import heavy_job
 
 RESULTS_DIR = config.REPO_ROOT / "results" / "attention"
@@ -65,8 +71,27 @@ def _table(name: str, encoder) -> tuple[pd.DataFrame | None, str]:  # noqa: ANN0
     return table, f"Computed on {n} UD-EWT dev sentences spread over the split."
 
 
-def render(encoder, name: str) -> None:  # noqa: ANN001 - a BERT-family Encoder
-    """The best head per relation and direction, and a jump into the head view."""
+def on_your_sentence(amap, layer: int, head: int, direction: str) -> None:  # noqa: ANN001
+    """The picked head's arcs on the typed sentence."""
+    words, arcs = sentence_arcs(amap, layer, head, direction)
+    if len(words) < 2:
+        return
+    st.plotly_chart(
+        head_arcs_figure(words, arcs, f"Layer {layer}, head {head} on your sentence ({direction})"),
+        key="attn_parse_arcs",
+    )
+    st.caption(
+        "Each arc joins a word to the word this head picks as its head (arrowhead), read as "
+        "in the table: "
+        + ("the word it attends to most." if direction == DIRECTIONS[0]
+           else "the word that attends most to it.")
+        + " Special tokens and self-attention are ignored."
+    )  # fmt: skip
+
+
+def render(encoder, name: str, amap=None) -> None:  # noqa: ANN001 - a BERT-family Encoder
+    """The best head per relation and direction, the picked one's arcs on the typed sentence
+    (``amap``, its attention), and a jump into the head view."""
     st.markdown(
         "Each head read as a parser (Clark et al. 2019, §4.2): a word's prediction is the word "
         "it attends to most (**dependent → head**), or the word that attends most to it "
@@ -108,6 +133,8 @@ def render(encoder, name: str) -> None:  # noqa: ANN001 - a BERT-family Encoder
         key="attn_parse_pick",
     )
     layer, head = int(table["layer"][pick]), int(table["head"][pick])
+    if amap is not None:
+        on_your_sentence(amap, layer, head, str(table["direction"][pick]))
     st.button(
         f"Open layer {layer}, head {head} in the head view",
         key="attn_parse_open",

@@ -557,6 +557,17 @@ def read_upload(data: bytes, name: str) -> list[Sentence]:
     return read_conllu_upload(data, config.limits().max_upload_bytes, name=name)
 
 
+def upload_task_name(task: str) -> str:
+    """A task without the data set its shipped runs use ("UPOS", not "UPOS · UD-EWT")."""
+    return TASK_LABELS.get(task, task).split(" · ")[0]
+
+
+def upload_task_label(task: str) -> str:
+    """A task on the user's file and the column it reads: "UPOS · UPOS, 4th column"."""
+    field, nth = upload_module.COLUMN_NAMES[upload_module.UPLOAD_TASKS[task]].rstrip(")").split(" (")
+    return f"{upload_task_name(task)} · {field}, {nth} column"
+
+
 def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: int) -> None:
     """Probes (UPOS, XPOS, relations, structural) on the user's own CoNLL-U file, held-out
     every TEST_EVERY-th sentence."""
@@ -589,9 +600,9 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
     key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
     done: dict = st.session_state.setdefault("probe_upload_results", {})
     up_task = st.selectbox("Task on the upload", list(upload_module.UPLOAD_TASKS),
-                           format_func=lambda t: TASK_LABELS.get(t, t), key="probe_upload_task")  # fmt: skip
+                           format_func=upload_task_label, key="probe_upload_task")  # fmt: skip
     key = (*key, up_task)
-    if st.button(f"Probe {TASK_LABELS.get(up_task, up_task)} on {md_text(upload.name)}",
+    if st.button(f"Probe {upload_task_name(up_task)} on {md_text(upload.name)}",
                  key="probe_upload_run", type="primary"):  # fmt: skip
         bar = st.progress(0.0, text="Waiting for a free slot…")
         with friendly_errors("Probing the upload"), heavy_job("Probing"):
