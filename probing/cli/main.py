@@ -55,6 +55,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
     "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
+    "train-tuned-lens": (
+        "probing.cli.tuned_lens",
+        "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",
+    ),
     "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
 }

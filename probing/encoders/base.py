@@ -263,3 +263,20 @@ class AttentionNorms(Protocol):
         """‖f_h(x_j)‖ for every layer, head and piece: float32 (layers, heads, n_pieces), the
         pieces as :meth:`Encoder.encode` (or, with ``words_b``, ``encode_pair``) gives them."""
         ...
+
+
+@runtime_checkable
+class LensableMLM(Protocol):
+    """Capability: a masked LM whose per-layer states and head can be reached apart (the
+    logit and tuned lenses apply the head to translated intermediate states)."""
+
+    info: ModelInfo
+
+    def mask_states_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
+        """Hidden states at the masks, float32 (n_layers + 1, n_masks, dim); the last row
+        is what the MLM head reads."""
+        ...
+
+    def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The MLM head alone applied to (..., dim) states: (..., vocab) logits."""
+        ...

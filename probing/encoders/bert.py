@@ -453,6 +453,27 @@ class TransformersMaskedLM(TransformersEncoder):
         :func:`probing.encoders.bert_mlm.logits_by_layer`."""
         return bert_mlm.logits_by_layer(self.mlm, self._inputs(masked), masked.mask_positions)
 
+    @torch.inference_mode()
+    def mask_states_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
+        """Every layer's hidden state at the masks, float32 (n_layers + 1, n_masks, dim)."""
+        out = self.mlm(**self._inputs(masked), output_hidden_states=True)
+        return torch.stack([h[0, masked.mask_positions] for h in out.hidden_states]).float()
+
+    def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The MLM head alone on (..., dim) states; see :func:`bert_mlm.mlm_head_logits`.
+
+        Differentiable with respect to ``hidden`` only: the head's own weights are left out
+        of the graph (a lens is trained against a frozen head).
+        """
+        params = [p for p in self.mlm.parameters() if p.requires_grad]
+        for p in params:
+            p.requires_grad_(False)
+        try:
+            return bert_mlm.mlm_head_logits(self.mlm, hidden)
+        finally:
+            for p in params:
+                p.requires_grad_(True)
+
     def token_labels(self, ids: Sequence[int]) -> list[str]:
         """See :func:`probing.encoders.bert_mlm.token_labels`."""
         return bert_mlm.token_labels(self.tokenizer, ids)

@@ -28,6 +28,7 @@ from ui.common import (
 )
 from ui.state import as_bool, persist
 from ui.views import mlm_corruption
+from ui.views.fill_mask_lens import lens_section
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
 
@@ -197,6 +198,7 @@ def show_model(
             slot.plotly_chart(topk_bar(pred), key=f"bar-{name}-{pred.mask_index}")
         if by_layer:
             layer_by_layer(encoder, name, text, side_by_side)
+            lens_section(encoder, name, text, side_by_side)
         if by_layer and follow:
             followed_token(encoder, name, text, follow)
     provenance_card(encoder)

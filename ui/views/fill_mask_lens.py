@@ -1,0 +1,49 @@
+"""The Fill Mask page's lens section: logit lens and tuned lens side by side per mask.
+
+Computation in ``probing.analyses.tuned_lens``, drawing in ``probing.figures.tuned_lens``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from probing.analyses.fill_mask import prepare
+from probing.analyses.tuned_lens import find_lens, read_masks
+from probing.figures.fill_mask import mask_label
+from probing.figures.tuned_lens import lens_comparison_figure
+from ui.common import friendly_errors, md_text
+
+
+@st.cache_resource(show_spinner=False)
+def _lens(name: str, _encoder):  # noqa: ANN001, ANN202 - one load per model and process
+    return find_lens(_encoder)
+
+
+def lens_section(encoder, name: str, text: str, side_by_side: bool) -> None:
+    """Per mask: rank of the final answer and KL to the final distribution per layer,
+    logit lens vs tuned lens (when the model has trained translators)."""
+    with friendly_errors("Tuned lens"):
+        lens = _lens(name, encoder)
+        if lens is None:
+            st.caption(
+                f"No tuned lens for {md_text(name)}: train its translators with "
+                f"`python -m probing train-tuned-lens --model {md_text(name)} --out DIR` "
+                "(a few minutes on a CPU) to compare it with the logit lens here."
+            )
+            return
+        masked = prepare(encoder, text)
+        readout = read_masks(encoder, masked.tokenized, lens)
+        st.markdown(
+            "**Logit lens vs tuned lens** (Belrose et al. 2023). The logit lens reads each layer "
+            "with the MLM head as it is; the tuned lens first maps the layer into the last "
+            f"layer's space with an affine translator ({md_text(lens.meta.get('trained_on', ''))})."
+        )
+        n = readout.logit_rank.shape[1]
+        slots = [st.container()] * n if side_by_side else st.columns(min(n, 2))
+        for m in range(n):
+            slot = slots[m] if side_by_side else slots[m % len(slots)]
+            title = (
+                f"{mask_label(m, masked.word_indices[m])}: “{readout.final_tokens[m]}”, logit vs tuned lens"
+                "<br><sup>rank of the final answer and KL(final ‖ layer) per layer</sup>"
+            )
+            slot.plotly_chart(lens_comparison_figure(readout, m, title), key=f"lens-{name}-{m}")
