@@ -14,6 +14,7 @@ from probing.probes.compare import (
     compare,
     holm,
     layer_table,
+    mix_vs_best_member,
 )
 from probing.probes.metrics import SentenceBootstrap
 
@@ -159,3 +160,29 @@ def test_counts_reproduce_the_runs_sentence_bootstrap() -> None:
     ys = y.astype(str)
     f1 = SentenceCounts.from_predictions("f1", ys, [np.where(base, ys, "")], sentence, 50)
     assert f1.points[0] == pytest.approx(2 * base.mean() / (1 + base.mean()))
+
+
+def test_a_mix_below_its_best_member_is_flagged() -> None:
+    """The mix is compared with its best single layer, paired: an under-trained mix that
+    loses 2 points on some items is called below; one that only reshuffles errors is not."""
+    rng = np.random.default_rng(7)
+    sentence, base = _toy_sentences(rng, n_sent=400, per=10)
+    y = np.ones(len(base), dtype=int)
+    engine = Engine(n_boot=1000, seed=0)
+    weak = base.copy()
+    weak[rng.choice(np.flatnonzero(base), 150, replace=False)] = False
+    layer0 = base.copy()
+    layer0[rng.choice(np.flatnonzero(base), 400, replace=False)] = False
+    shuffled = base.copy()
+    shuffled[rng.choice(np.flatnonzero(base), 20, replace=False)] = False
+    shuffled[rng.choice(np.flatnonzero(~base), 20, replace=False)] = True
+
+    def rep(name, ok):  # noqa: ANN001, ANN202
+        c = SentenceCounts.from_predictions("accuracy", y, [ok.astype(int)], sentence, 400)
+        return engine.replicates(name, c, "toy")
+
+    members = {0: rep("layer 0", layer0), 1: rep("layer 1", base)}
+    below = mix_vs_best_member(rep("mix", weak), members)
+    assert below.b == "layer 1" and below.value < 0 and below.called
+    level = mix_vs_best_member(rep("mix", shuffled), members)
+    assert level.value == 0 and not level.called

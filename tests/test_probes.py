@@ -298,6 +298,11 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
                             "best_layer", "cog_running_best", "cumulative_mix",
                             "cog_cumulative_mix"}  # fmt: skip
     assert sum(res.scalar_mix["weights"]) == pytest.approx(1.0)
+    # Each cumulative mix against its best single layer, paired (issue 27).
+    checks = res.meta["mix_vs_best_member"]
+    assert [c["layers"] for c in checks] == [[0], [0, 2]]
+    assert all(c["ci_low"] <= c["diff"] <= c["ci_high"] for c in checks)
+    assert res.comparisons["rows"] and res.sentence_counts["layer 2"].counts.shape[0] == 1
     assert res.meta["n_test_sentences"] == 150 and res.meta["layers"] == [0, 2]
     assert seen[-1][0] == "fit" and seen[-1][1] == seen[-1][2]  # progress reaches its total
     assert {s[0] for s in seen} == {"extract train", "extract dev", "extract test", "fit"}

@@ -329,6 +329,17 @@ def layer_table(
     return with_holm(rows)
 
 
+def mix_vs_best_member(
+    mix: Replicates, members: Mapping[int, Replicates], seed: int = 0
+) -> Difference:
+    """``mix − best member`` (the member with the best point value), paired. A scalar mix
+    can weight its best member alone, so a *called* negative difference means the mix is
+    under-trained (fewer training words or epochs than the single layers), not a property
+    of the layers."""
+    best = max(members, key=lambda la: members[la].value)
+    return compare(mix, members[best], seed)
+
+
 def centre_of_gravity_replicates(
     name: str, scores: Mapping[int, Replicates], cumulative: bool = True
 ) -> Replicates:

@@ -1,7 +1,9 @@
 """Edge probing (Tenney et al. 2019) of dependency relations: one instance per gold arc.
 
 For every word with a head (the root's arc has no head word and is left out), the instance
-is ``[head vector; dependent vector]`` (2 × dim) and its label the UD relation with subtypes
+is ``[head vector; dependent vector]`` (2 × dim) — or, for the ``deprel-hd`` task, Liu et
+al. 2019's ``[head; dependent; head ∘ dependent]`` (3 × dim, the elementwise product lets
+a linear probe see how the two vectors interact) — and its label the UD relation with subtypes
 merged (``nmod:poss`` → ``nmod``), so EWT's arcs fall into 35 of UD's 37 relations. The
 instances behave like :class:`~probing.features.Features` (``layer``, ``static``,
 ``layers``, ``select``, ``subsample``), so the tagging sweep of :mod:`probing.probes.run`
@@ -63,6 +65,7 @@ class ArcFeatures:
     sent_ids: list[str]
     layer_ids: tuple[int, ...]
     fields: dict[str, np.ndarray]
+    product: bool = False  # append head ∘ dependent (Liu et al. 2019)
 
     @property
     def n_words(self) -> int:
@@ -74,24 +77,28 @@ class ArcFeatures:
 
     @property
     def dim(self) -> int:
-        return 2 * int(self.deps.dim)
+        return (3 if self.product else 2) * int(self.deps.dim)
 
     @property
     def n_sentences(self) -> int:
         return len(np.unique(self.sentence_index))
 
     def layer(self, layer_id: int) -> np.ndarray:
-        """float32 (n_arcs, 2·dim): [head; dependent] on one layer."""
-        return np.concatenate([self.heads.layer(layer_id), self.deps.layer(layer_id)], axis=1)
+        """float32 (n_arcs, 2·dim): [head; dependent] on one layer (3·dim with the product)."""
+        return self._join(self.heads.layer(layer_id), self.deps.layer(layer_id), axis=1)
 
     @property
     def static(self) -> np.ndarray:
-        return np.concatenate([self.heads.static, self.deps.static], axis=1)
+        return self._join(self.heads.static, self.deps.static, axis=1)
 
     @property
     def layers(self) -> np.ndarray:
-        """float16 (n_layers, n_arcs, 2·dim)."""
-        return np.concatenate([self.heads.layers, self.deps.layers], axis=2)
+        """float16 (n_layers, n_arcs, 2·dim), 3·dim with the product."""
+        return self._join(self.heads.layers, self.deps.layers, axis=2)
+
+    def _join(self, h: np.ndarray, d: np.ndarray, axis: int) -> np.ndarray:
+        parts = [h, d, h * d] if self.product else [h, d]
+        return np.concatenate(parts, axis=axis)
 
     def select(self, rows: np.ndarray) -> ArcFeatures:
         rows = np.asarray(rows)
@@ -114,8 +121,9 @@ class ArcFeatures:
         return self.select(np.sort(rng.choice(self.n_words, size=max_words, replace=False)))
 
 
-def arc_features(feats) -> ArcFeatures:  # noqa: ANN001 - Features with head + deprel
-    """Every gold arc of ``feats`` (see the module doc) as an :class:`ArcFeatures`."""
+def arc_features(feats, product: bool = False) -> ArcFeatures:  # noqa: ANN001 - Features
+    """Every gold arc of ``feats`` (Features with ``head`` and ``deprel``; see the module
+    doc) as an :class:`ArcFeatures`; ``product`` adds head ∘ dependent (Liu et al. 2019)."""
     if "deprel" not in feats.fields:
         raise KeyError(f"{feats.dataset} has no 'deprel' field: edge probes need a treebank")
     dep, head = arc_rows(feats)
@@ -126,4 +134,5 @@ def arc_features(feats) -> ArcFeatures:  # noqa: ANN001 - Features with head + d
         heads=feats.select(head), deps=feats.select(dep), labels=labels.astype(str),
         words=feats.words[dep], sentence_index=feats.sentence_index[dep],
         sent_ids=feats.sent_ids, layer_ids=tuple(feats.layer_ids), fields=fields,
+        product=product,
     )  # fmt: skip

@@ -90,7 +90,7 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
     if spec.kind == "edge":
         from probing.probes.edge import arc_features
 
-        feats = arc_features(feats)
+        feats = arc_features(feats, spec.name == "deprel-hd")
     y = np.asarray(feats.labels)
     for layer in saved.layers:
         pred = saved.predict(layer, feats.layer(layer))
@@ -98,6 +98,44 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
             "accuracy", y, [pred], feats.sentence_index, n_sent, seeds=(results.meta.seed or 0,)
         )
     return StoredCounts(unit_of(results.dataset), n_sent, cells)
+
+
+def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> StoredCounts:  # noqa: ANN001
+    """Counts of every seed of a run whose seeds drew their own training samples: the
+    first seed from its saved probe, the others refitted as the run fitted them (the same
+    sample of ``train``, the committed C, the seed as ``random_state``). ``train`` and
+    ``test``: Features of the run's training sample and test split (every word)."""
+    from probing.probes.linear import LinearProbe
+
+    spec = get_task(results.task)
+    first = reapplied_counts(results, saved, test)
+    seeds = list(results.meta.seeds or [results.meta.seed or 0])
+
+    def prepared(f):  # noqa: ANN001, ANN202 - as probe_features prepares a split
+        f = _first_word_of_mwes({"x": f.with_label(spec.field_for(results.dataset))})["x"]
+        if spec.kind == "edge":
+            from probing.probes.edge import arc_features
+
+            f = arc_features(f, spec.name == "deprel-hd")
+        return f
+
+    full, te = prepared(train), prepared(test)
+    y = np.asarray(te.labels)
+    n_sent = len(test.sent_ids)
+    cells = {}
+    for layer in saved.layers:
+        C = float(results.meta.C[str(layer)])
+        X_te = te.layer(layer)
+        preds = [saved.predict(layer, X_te)]
+        for s in seeds[1:]:
+            tr = full.subsample(results.meta.max_train_words, seed=s)
+            probe = LinearProbe(C=C, max_train_words=None, random_state=s)
+            preds.append(probe.fit(tr.layer(layer), tr.labels).predict(X_te))
+        cells[f"layer {layer}"] = SentenceCounts.from_predictions(
+            "accuracy", y, preds, te.sentence_index, n_sent, seeds
+        )
+    assert set(cells) == set(first.cells)
+    return StoredCounts(first.unit, n_sent, cells)
 
 
 def _tree_hits(kind: str, pred: np.ndarray, heads: np.ndarray, punct: np.ndarray) -> tuple:

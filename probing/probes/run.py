@@ -311,7 +311,8 @@ def probe_features(
     if spec.kind == "edge":  # one row per gold arc: [head vector; dependent vector]
         from probing.probes.edge import arc_features
 
-        feats = {split: arc_features(f) for split, f in feats.items()}
+        product = spec.name == "deprel-hd"  # Liu et al. 2019's [h; d; h ∘ d]
+        feats = {split: arc_features(f, product) for split, f in feats.items()}
     report = progress or (lambda stage, done, total: None)
     fit_progress: Callable[[int, int], None] = lambda done, total: report("fit", done, total)  # noqa: E731
     run = WsdRun if spec.kind == "wsd" else TaggingRun

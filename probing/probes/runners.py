@@ -24,6 +24,7 @@ from probing.probes.compare import (
     SentenceCounts,
     compare,
     layer_table,
+    mix_vs_best_member,
     table_dict,
     with_holm,
 )
@@ -154,7 +155,7 @@ class Run:
                     self.replicates[(probe, layer, metric, "control")] = Replicates(
                         f"control {layer}", [v for v, _ in c], [d for _, d in c], "test", seeds
                     )
-                if metric in KINDS and layer is not None:
+                if metric in KINDS:
                     sent, n_sent = self.sentences()
                     self.counts[f"layer {layer}"] = SentenceCounts.from_predictions(
                         metric, y_true, preds, sent, n_sent, seeds
@@ -163,6 +164,14 @@ class Run:
                         self.counts[f"control {layer}"] = _per_seed_counts(
                             metric, control, sent, n_sent, seeds
                         )
+            elif layer is None and mask is None and name == metric and metric in KINDS:
+                # A baseline or the scalar mix: stored so that statements can compare it.
+                sent, n_sent = self.sentences()
+                seeds = tuple(getattr(self, "seeds", [self.seed]))[: len(preds)]
+                if len(seeds) == len(preds):
+                    self.counts[probe] = SentenceCounts.from_predictions(
+                        metric, y_true, preds, sent, n_sent, seeds
+                    )
             out[metric] = np.mean([d for _, d in t], axis=0)
         return out
 
@@ -252,6 +261,7 @@ class TaggingRun(Run):
         self._baselines()
         chosen, dev_at_c = self._choose_c(layer_ids, Cs, per_layer_c)
         ctl = self._control_labels(type_keys) if control else None
+        self._control_prev: dict[int, LinearProbe | None] = {}  # per seed, the last layer's
         acc_draws, acc_points = {}, {}
         for layer in layer_ids:
             draws = self._probe_layer(layer, chosen[layer], ctl, mdl)
@@ -284,6 +294,26 @@ class TaggingRun(Run):
                 "type_keys": "model" if type_keys is not None else "word",
             }
         )
+
+    def _check_mix(self, sub: list[int], point: float, draws: np.ndarray) -> None:
+        """Record the mix over ``sub`` against its best single layer (paired; issue 27:
+        a mix below its best member beyond noise is flagged in meta, with the reason)."""
+        members = {la: r for (probe, la, metric, kind), r in self.replicates.items()
+                   if probe == "linear" and metric == "accuracy" and kind == "task"
+                   and la in sub}  # fmt: skip
+        if not members:
+            return
+        mix = Replicates(f"mix 0..{sub[-1]}", [point], [draws], "test", (self.seed,))
+        d = mix_vs_best_member(mix, members, self.seed)
+        row = {"layers": list(sub), **d.as_dict(),
+               "below_beyond_noise": bool(d.called and d.value < 0)}  # fmt: skip
+        self.meta.setdefault("mix_vs_best_member", []).append(row)
+        if row["below_beyond_noise"]:
+            self.meta["mix_below_best_member_note"] = (
+                f"a mix is trained on at most {MIX_MAX_TRAIN_WORDS:,} words (its layers held in "
+                f"memory at once), the single layers on {self.trains[self.seed].n_words:,}: "
+                "a mix below its best member measures that gap, not the layers"
+            )
 
     def _step(self) -> None:
         release_free_memory()  # what the step freed, before the next one allocates
@@ -328,8 +358,10 @@ class TaggingRun(Run):
         tr0 = self.trains[self.seed]
         self._probes0: dict[int, LinearProbe] = {}
         self._dev_scores: dict[int, dict[float, float]] = {}
+        prev = None  # the previous layer's probe: its solutions start this layer's (warm start)
         for layer in layer_ids:
-            probe = LinearProbe(Cs=Cs, max_train_words=None, random_state=self.seed)
+            probe = LinearProbe(Cs=Cs, max_train_words=None, random_state=self.seed, init=prev)
+            prev = probe
             dev_X = None if self.dev is None else self.dev.layer(layer)
             probe.fit(
                 tr0.layer(layer), tr0.labels, dev_X, None if self.dev is None else self.dev.labels
@@ -380,7 +412,10 @@ class TaggingRun(Run):
             preds.append(pred)
             if ctl is not None:
                 # Same probe family, same C, same words: only the labels differ.
-                control.append((ctl[s][1], _control_predict(C, s, X_tr, ctl[s][0], X_te)))
+                pred_c, self._control_prev[s] = _control_predict(
+                    C, s, X_tr, ctl[s][0], X_te, self._control_prev.get(s)
+                )
+                control.append((ctl[s][1], pred_c))
                 self._step()
             if s in self.mdl_seeds:
 
@@ -458,6 +493,7 @@ class TaggingRun(Run):
             point, draws = self.boot.draws(self.y_te, pred, "accuracy")
             cum_points.append(point)
             cum_draws.append(draws)
+            self._check_mix(sub, point, draws)
             if k < n:
                 est = seed_estimate([point], [draws], self.test.n_words)
                 self.add("cumulative_mix", sub[-1], "accuracy", est, selected_on="dev")
@@ -594,11 +630,12 @@ def _per_seed_counts(metric: str, control, sent, n_sent: int, seeds) -> Sentence
     return SentenceCounts(metric, np.concatenate(parts), tuple(seeds))
 
 
-def _control_predict(C: float, seed: int, X_tr, c_tr, X_te) -> np.ndarray:  # noqa: ANN001
-    """The control probe's test predictions (same family and C as the task probe)."""
+def _control_predict(C: float, seed: int, X_tr, c_tr, X_te, init=None):  # noqa: ANN001, ANN201
+    """The control probe's test predictions (same family and C as the task probe) and the
+    probe (None for one label), which warm-starts the next layer's (``init``)."""
     if len(np.unique(c_tr)) < 2:
         # One word type (or all types drew the same label): the control probe can only
         # predict that label, which is what a classifier of one class does.
-        return np.full(len(X_te), c_tr[0])
-    probe = LinearProbe(C=C, max_train_words=None, random_state=seed)
-    return probe.fit(X_tr, c_tr).predict(X_te)
+        return np.full(len(X_te), c_tr[0]), None
+    probe = LinearProbe(C=C, max_train_words=None, random_state=seed, init=init)
+    return probe.fit(X_tr, c_tr).predict(X_te), probe

@@ -134,9 +134,11 @@ def render(verdict: Verdict) -> str:
     parts = []
     for claim, d in zip(st.claims, verdict.diffs, strict=True):
         a, b = _short(claim.a), _short(claim.b)
+        if claim.a.partition(":")[0] == claim.b.partition(":")[0]:
+            b = b.rsplit(" ", 1)[-1]  # same run: "minilm-l6 pos L3 − L4"
         s = st.scale
         parts.append(f"{a} − {b} {d.value * s:+.2f} [{d.ci_low * s:+.2f}, {d.ci_high * s:+.2f}]"
-                     + (f", Holm p {d.p_holm:.3f}" if claim.kind == "above" else ""))  # fmt: skip
+                     + (f", p_Holm {d.p_holm:.3f}" if claim.kind == "above" else ""))  # fmt: skip
     return f"{st.text} ({'; '.join(parts)} {st.unit})"
 
 

@@ -122,7 +122,9 @@ class StructuralProbe:
 
     Args:
         kind: ``distance`` or ``depth``.
-        rank: rows of ``B`` (their default and ours: 128; capped at the vector size).
+        rank: rows of ``B`` (ours: 128, capped at the vector size; the reference's NAACL'19
+            configs use the full dimension, ``maximum_rank`` 768 for BERT-base and 1024 for
+            ELMo, and its README example 32).
         lr: Adam's learning rate.
         max_epochs: epochs at most.
         patience: epochs without a dev-loss improvement before stopping.

@@ -53,6 +53,8 @@ TASKS: dict[str, Task] = {
              "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)"),
         Task("deprel", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
              "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]"),
+        Task("deprel-hd", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
+             "dependency relation from [head; dependent; head ∘ dependent] (Liu et al. 2019)"),
         Task("dep-distance", "structural", {"ud-ewt": "head"}, "ud-ewt",
              "structural distance probe (Hewitt & Manning 2019): UUAS of the tree it implies",
              "uuas"),

@@ -64,6 +64,7 @@ TASK_LABELS = {
     "supersense": "Supersense · SemCor",
     "wsd": "Word sense (WSD) · SemCor",
     "deprel": "Dependency relation (edge probe) · UD-EWT",
+    "deprel-hd": "Dependency relation, [h; d; h∘d] (Liu et al.) · UD-EWT",
     "dep-distance": "Tree distance (structural probe, UUAS) · UD-EWT",
     "dep-depth": "Tree depth (structural probe, root accuracy) · UD-EWT",
 }
@@ -71,6 +72,8 @@ TASK_LABELS = {
 TASK_NOTES = {  # what the probe predicts, in the words of the data set it runs on
     "deprel": "The UD relation (subtypes merged) of each gold arc, predicted from [head vector; "
     "dependent vector] (Tenney et al. 2019's edge probing).",
+    "deprel-hd": "The same relations from [head; dependent; head ∘ dependent] (Liu et al. 2019): "
+    "the elementwise product lets a linear probe see how the two words' vectors interact.",
     "dep-distance": "Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose squared "
     "distances match tree distances; UUAS of its minimum spanning tree (punctuation left out).",
     "dep-depth": "Hewitt & Manning's (2019) depth probe: squared norms match tree depths; root "
