@@ -173,3 +173,32 @@ def test_page_semcor_button_counts_pairs_by_sense(data_dir):
     names = sim_chart_traces(at)
     assert f"minilm-l6: same sense ({expected[SAME]} pairs)" in names
     assert f"minilm-l6: different senses ({expected[DIFFERENT]} pairs)" in names
+
+
+def test_semcor_pool_is_kept_on_disk_and_read_back(minilm, data_dir, tmp_path, monkeypatch):
+    # issue 33: the pool was rebuilt (~58 s) on every server start
+    import numpy as np
+
+    import probing.analyses.sense_pairs as sense_pairs
+    from probing.analyses import pool_store
+
+    monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sense_pairs, "_pool_cache", {})
+    seen = []
+    built = semcor_vocabulary(minilm, 600, progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1] > 1  # encoding progress, to the end
+    assert len(list(pool_store.pool_dir().glob("*.safetensors"))) == 1
+    monkeypatch.setattr(sense_pairs, "_pool_cache", {})  # a new server process
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("the stored pool was encoded again")
+
+    monkeypatch.setattr(sense_pairs, "build_vocabulary", no_encoding)
+    read = semcor_vocabulary(minilm, 600)
+    assert read.words == built.words and read.senses == built.senses
+    assert read.glosses == built.glosses and read.contexts == built.contexts
+    np.testing.assert_allclose(read.layers, built.layers, atol=2e-3)
+    np.testing.assert_allclose(read.static, built.static, atol=2e-3)
+    # another pool size is another entry, built anew
+    with pytest.raises(AssertionError, match="encoded again"):
+        semcor_vocabulary(minilm, 700)

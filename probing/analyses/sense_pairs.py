@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -129,14 +130,49 @@ def semcor_vocabulary(
     data_dir=None,
 ) -> SenseVocabulary:  # fmt: skip
     """Neighbour candidates from SemCor train: ~``max_occurrences`` word occurrences, each
-    with its sense where SemCor tags one; encoded once per model and process."""
-    from probing.datasets.semcor import read_semcor
-    from probing.datasets.wordnet import sense_gloss
+    with its sense where SemCor tags one; encoded once per model and data (kept on disk,
+    :mod:`probing.analyses.pool_store`) and held once per process.
+
+    ``progress(done, total)`` follows the encoding (sentences); a stored pool reports done."""
+    from probing import config
+    from probing.analyses import pool_store
 
     key = (encoder.info.name, encoder.info.source, pooling, max_occurrences)
     with _pool_lock:
         if key in _pool_cache:
             return _pool_cache[key]
+    # on disk only for the configured data folder (its files are what the key hashes)
+    stored = data_dir is None or Path(data_dir).resolve() == config.data_dir().resolve()
+    disk_key = (
+        pool_store.pool_key(encoder, "semcor", "train", pooling, max_occurrences)
+        if stored
+        else None
+    )
+    found = pool_store.load_pool(disk_key) if disk_key else None
+    if found is not None:
+        fields, layers, static = found
+        base = NeighbourVocabulary(
+            encoder.name, fields["words"], fields["contexts"], layers, static
+        )
+        pool = SenseVocabulary(base, fields["senses"], fields["glosses"])
+        if progress is not None:
+            progress(1, 1)
+    else:
+        pool = _build_semcor_pool(encoder, max_occurrences, pooling, progress, data_dir)
+        if disk_key:
+            fields = {"model": encoder.name, "words": pool.words, "contexts": pool.contexts,
+                      "senses": pool.senses, "glosses": pool.glosses}  # fmt: skip
+            pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
+    with _pool_lock:
+        _pool_cache[key] = pool
+    return pool
+
+
+def _build_semcor_pool(encoder: Encoder, max_occurrences: int, pooling: str, progress, data_dir):  # noqa: ANN001
+    """Encode the leading SemCor train sentences and attach each occurrence's sense."""
+    from probing.datasets.semcor import read_semcor
+    from probing.datasets.wordnet import sense_gloss
+
     sentences = list(_leading(read_semcor("train", data_dir), max_occurrences))
     sample = corpus_word_sample([s.words for s in sentences], max_occurrences)
     base = build_vocabulary(encoder, sample, pooling=pooling, progress=progress)
@@ -153,10 +189,7 @@ def semcor_vocabulary(
             glosses.append(sense_gloss(k, data_dir) if k else "")
         except ValueError:
             glosses.append("")
-    pool = SenseVocabulary(base, senses, glosses)
-    with _pool_lock:
-        _pool_cache[key] = pool
-    return pool
+    return SenseVocabulary(base, senses, glosses)
 
 
 def _leading(sentences, max_occurrences: int):

@@ -359,7 +359,7 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
     st.caption(
         (f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
          "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
-         "model and server; the first time takes a minute). Each word and sense appears once "
+         "model and data, then kept on disk; the first time takes a minute). Each word and sense appears once "
          "with its best cosine." if semcor else
          "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
          "UD-EWT train (encoded once per model and server). Each word appears once with its "
@@ -373,12 +373,28 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
         return
     find = semcor_neighbours if semcor else neighbours
     for m in models:
+        if semcor:
+            semcor_pool_with_progress(m)
         table = None
         with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
                 st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"):  # fmt: skip
             table = find(m, text, target, tuple(sorted(picks)), skip_target, data_key())
         if table is not None:
             neighbour_table(table, m, several=len(models) > 1)
+
+
+def semcor_pool_with_progress(model: str) -> None:
+    """Build (or read from disk) the model's SemCor neighbour pool, with a progress bar while
+    it is encoded: once per model and data, then kept in the feature cache folder."""
+    slot = st.empty()
+
+    def show(done: int, total: int) -> None:
+        slot.progress(done / max(total, 1), text=f"Encoding the SemCor neighbour pool for {model} "
+                      f"(once; kept on disk): {done:,}/{total:,} sentences")  # fmt: skip
+
+    with friendly_errors("Building the SemCor neighbour pool"), heavy_job("Neighbour pool"):
+        semcor_vocabulary(load_model(model), SEMCOR_POOL, progress=show)
+    slot.empty()
 
 
 def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
