@@ -30,7 +30,8 @@ CASES = {
         ("radio", "attn_view", "Head view"),
         ("selectbox", "attn_hv_layer", 4),
         ("multiselect", "attn_hv_heads", [2, 7]),
-        ("selectbox", "attn_focus", 3),
+        ("multiselect", "attn_focus", [3, 5]),
+        ("radio", "attn_weights", "norm-weighted"),
     ],
     "3_Attention.py#statistics": [
         ("radio", "attn_view", "Head statistics"),

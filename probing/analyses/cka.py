@@ -19,12 +19,15 @@ diagonal term the estimator exists to leave out, and would bias CKA towards 1).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from probing.encoders.base import Encoder
+from probing.errors import ResultFileError
 
 ProgressFn = Callable[[int, int], None]
 
@@ -206,3 +209,39 @@ def compare_models(
 def _layer_names(encoder: Encoder, n: int) -> list[str]:
     names = list(encoder.info.layer_names)
     return names if len(names) == n else [f"layer {i}" for i in range(n)]
+
+
+def load_result(path: str | Path) -> CKAResult:
+    """A result written by ``python -m probing cka`` (its JSON file).
+
+    Raises:
+        ResultFileError: a file that cannot be read or lacks the matrices (names it).
+    """
+    path = Path(path)
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        return CKAResult(
+            model_a=d["model_a"],
+            model_b=d["model_b"],
+            layers_a=list(d["layers_a"]),
+            layers_b=list(d["layers_b"]),
+            value=np.asarray(d["cka"], dtype=float),
+            low=np.asarray(d["ci_low"], dtype=float),
+            high=np.asarray(d["ci_high"], dtype=float),
+            n_words=int(d["n_words"]),
+            n_sentences=int(d["n_sentences"]),
+            n_boot=int(d["n_boot"]),
+            meta={k: d[k] for k in ("dataset", "split", "seed") if k in d},
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ResultFileError(
+            f"{path.name} is not a readable CKA result ({type(exc).__name__}); re-run "
+            "`python -m probing cka` to make it again."
+        ) from None
+
+
+def shipped_results() -> list[Path]:
+    """The committed CKA results (``results/cka/*.json``), by name."""
+    from probing import config
+
+    return sorted((config.REPO_ROOT / "results" / "cka").glob("cka_*.json"))
