@@ -56,7 +56,7 @@ probe() {  # probe MODEL TASK DATASET TRAIN_SENTENCES TEST_SENTENCES [EXTRA ARGS
     --save-probes --out "$OUT" "$@"
 }
 tagging() {  # tagging MODEL TASK DATASET TRAIN TEST: several seeds, MDL, all training words
-  probe "$@" --max-train-words "$TRAIN_WORDS" --seeds "$SEEDS" --mdl
+  probe "$@" --max-train-words "$TRAIN_WORDS" --seeds "$SEEDS" --mdl --mdl-seeds "$SEEDS"
 }
 
 # Cheap analyses first.
@@ -78,7 +78,8 @@ for task in supersense wsd; do
 done
 for task in dep-distance dep-depth; do  # structural probes (Hewitt & Manning), rank 128
   for model in $MODELS; do
-    probe "$model" "$task" ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000
+    probe "$model" "$task" ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
+      --seeds "$SEEDS"  # issue 27: structural probes with seeds too
   done
 done
 for model in $MODELS; do tagging "$model" ptb-pos semcor "$SEMCOR_SENTENCES" "$SEMCOR_TEST"; done

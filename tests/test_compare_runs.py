@@ -60,3 +60,30 @@ def test_probe_compare_prints_and_stores_the_table(minilm, cache, tmp_path, caps
     assert {"layer 0", "layer 2", "layer 4", "control 0", "control 4"} <= set(stored.cells)
     assert stored.cells["layer 2"].seeds == (0, 1)
     assert stored.cells["layer 2"].points.mean() == pytest.approx(rows[2], abs=1e-12)
+
+
+def test_structural_probes_run_several_seeds_and_fold_them_into_the_table(minilm):
+    import itertools
+
+    from probing.datasets import read_sentences
+    from probing.features import features_of_sentences
+    from probing.probes.structural_run import structural_features
+
+    def feats(split: str, n: int):  # noqa: ANN202
+        sents = list(itertools.islice(read_sentences("ud-ewt", split), n))
+        return features_of_sentences(minilm, sents, "head", layers=[0, 3])
+
+    res = structural_features(
+        {"train": feats("train", 40), "dev": feats("dev", 10), "test": feats("test", 20)},
+        "dep-distance", model="minilm-l6", dataset="ud-ewt", n_boot=100, seeds=2, rank=16,
+    )  # fmt: skip
+    assert res.meta["seeds"] == [0, 1]
+    rows = res.layer_scores().set_index("layer")
+    assert (rows["seeds"] == 2).all() and rows["sd"].notna().all()
+    for layer in (0, 3):
+        counts = res.sentence_counts[f"layer {layer}"]
+        assert counts.seeds == (0, 1)
+        # A row is the mean of its seeds' scores, each seed's own probe.
+        assert rows.loc[layer, "value"] == pytest.approx(counts.points.mean())
+    (row,) = res.comparisons["rows"]
+    assert len(row["per_seed"]) == 2 and "2 seeds" in res.comparisons["note"]

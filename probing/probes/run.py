@@ -306,7 +306,7 @@ def probe_features(
 
         return structural_features(
             feats, spec.name, model=model, dataset=dataset, progress=progress, seed=seed,
-            n_boot=n_boot, keep_probes=keep_probes,
+            n_boot=n_boot, keep_probes=keep_probes, seeds=seeds,
         )  # fmt: skip
     if spec.kind == "edge":  # one row per gold arc: [head vector; dependent vector]
         from probing.probes.edge import arc_features

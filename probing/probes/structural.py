@@ -345,7 +345,11 @@ def right_branching(kind: str, n: int) -> np.ndarray:
 
 
 def bootstrap_scores(
-    scores: Sequence[SentenceScores], n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    scores: Sequence[SentenceScores],
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    both: bool = False,
 ) -> tuple[list[dict[str, Estimate]], np.ndarray]:
     """Sentence-bootstrap intervals of the headline metric and Spearman of several runs.
 
@@ -354,7 +358,8 @@ def bootstrap_scores(
 
     Returns:
         Per run ``{"headline": Estimate, "spearman": Estimate}``, and the draws of the
-        headline metric, (n_boot, n_runs).
+        headline metric, (n_boot, n_runs) (with ``both``: (n_boot, n_runs, 2), Spearman's
+        draws in ``[..., 1]``).
     """
     rng = np.random.default_rng(seed)
     n = len(scores[0].total)
@@ -374,7 +379,7 @@ def bootstrap_scores(
             count = int(sc.total.sum()) if name == "headline" else _n_spearman(sc)
             est[name] = Estimate(float(point), float(lo), float(hi), count)
         out.append(est)
-    return out, draws[:, :, 0]
+    return out, draws if both else draws[:, :, 0]
 
 
 def _n_spearman(sc: SentenceScores) -> int:
