@@ -13,7 +13,6 @@ limits like any other heavy job.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
 import time
@@ -80,13 +79,12 @@ def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
     run = Run(label)
 
     def target() -> None:
-        def waiting(n: int) -> contextlib.AbstractContextManager:
-            run.report(0.0, f"{label}: waiting for {n} other job(s) on this server…")
-            return contextlib.nullcontext()
+        def waiting(n: int, seconds: float) -> None:
+            run.report(0.0, jobs.queued_text(label, n, seconds))
 
         try:
             with (
-                jobs.slot(alive, waiting),
+                jobs.slot(alive, waiting, label),
                 Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive),
             ):
                 run.result = work(ProgressSink(run))

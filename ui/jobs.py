@@ -2,8 +2,10 @@
 
 Streamlit runs every session's script in its own thread of one process; without a gate, a
 handful of users starting probes at once would each load features into memory together.
-The gate is a process-wide semaphore sized by ``config.limits().heavy_jobs``; a session that
-has to wait is told how many jobs are ahead of it.
+The gate (:class:`ui.gate.Gate`, sized by ``config.limits().heavy_jobs``) serves waiting
+jobs in arrival order and tells a waiting page "queued behind N jobs, about T s". Light
+interactions (typing a sentence, changing a layer) never pass through it, and heavy jobs
+run at a lower CPU priority, so a light click is not kept waiting behind them.
 
 Each job runs under a :class:`probing.budget.Budget`: a wall-clock and memory budget
 (``config.limits().job_seconds`` / ``job_memory_bytes``) and the session's liveness. A job
@@ -15,8 +17,8 @@ gives up its place.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 import streamlit as st
@@ -24,14 +26,16 @@ import streamlit as st
 from probing.budget import Budget, BudgetExceeded
 from probing.config import limits
 from probing.errors import JobStoppedError
+from ui.gate import Gate
 
 WAIT_S = 600.0  # the longest a session waits for a slot
+HEAVY_NICE = 10  # CPU priority of a thread running a heavy job (0 = normal, 19 = lowest)
 
 
 @st.cache_resource(show_spinner=False)
-def _gate() -> tuple[threading.BoundedSemaphore, list[int]]:
-    # cache_resource: one semaphore per server process, shared by every session.
-    return threading.BoundedSemaphore(limits().heavy_jobs), [0]
+def _gate() -> Gate:
+    # cache_resource: one gate per server process, shared by every session.
+    return Gate(limits().heavy_jobs)
 
 
 def session_alive() -> Callable[[], bool]:
@@ -51,42 +55,56 @@ class ServerBusyError(JobStoppedError):
     """No heavy-job slot came free within :data:`WAIT_S`."""
 
 
-def _acquire(sem: threading.BoundedSemaphore, alive: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        if sem.acquire(timeout=1.0):
-            return True
-        if not alive():
-            raise JobStoppedError("The page was closed while waiting for a free slot.")
-    return False
+def queued_text(label: str, ahead: int, seconds: float) -> str:
+    """``"Probing: queued behind 2 jobs, about 40 s…"``."""
+    wait = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+    return f"{label}: queued behind {ahead} job{'s' if ahead != 1 else ''}, about {wait}…"
+
+
+@contextlib.contextmanager
+def lower_priority() -> Iterator[None]:
+    """The body at a lower CPU priority (Linux: a thread's nice value is its own, and the
+    threads torch starts from it inherit it), so that light clicks of other sessions, which
+    never queue at the gate, go first on the cores. Restored after where the system allows
+    (raising priority again needs privilege; the threads that run jobs end with them)."""
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, max(before, HEAVY_NICE))
+    except (AttributeError, OSError):
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, tid, before)
 
 
 @contextlib.contextmanager
 def slot(
     alive: Callable[[], bool],
-    waiting: Callable[[int], contextlib.AbstractContextManager] | None = None,
+    waiting: Callable[[int, float], None] | None = None,
+    label: str = "job",
 ) -> Iterator[None]:
-    """Hold one of the server's heavy-job slots for the body.
+    """Hold one of the server's heavy-job slots for the body, served in arrival order.
 
-    When every slot is taken, waits up to :data:`WAIT_S` inside ``waiting(jobs ahead)`` (a
-    spinner, a progress note). Raises JobStoppedError when the page is closed meanwhile and
-    ServerBusyError when no slot comes free in time.
+    When every slot is taken, waits up to :data:`WAIT_S`, calling ``waiting(jobs ahead,
+    expected wait s)`` whenever the queue in front moves. Raises JobStoppedError when the
+    page is closed meanwhile and ServerBusyError when no slot comes free in time. The body
+    runs at a lower CPU priority (:func:`lower_priority`).
     """
-    sem, queue = _gate()
-    acquired = sem.acquire(blocking=False)
-    if not acquired:
-        queue[0] += 1
-        try:
-            with waiting(queue[0]) if waiting else contextlib.nullcontext():
-                acquired = _acquire(sem, alive)
-        finally:
-            queue[0] -= 1
-    if not acquired:
+    gate = _gate()
+    ticket = gate.acquire(label, timeout=WAIT_S, alive=alive, waiting=waiting)
+    if ticket is None:
+        if not alive():
+            raise JobStoppedError("The page was closed while waiting for a free slot.")
         raise ServerBusyError("The server is busy; please try again in a few minutes.")
     try:
-        yield
+        with lower_priority():
+            yield
     finally:
-        sem.release()
+        gate.release(ticket)
 
 
 @contextlib.contextmanager
@@ -97,16 +115,16 @@ def heavy_job(
     show a waiting message meanwhile. ``seconds`` / ``memory_bytes`` override the budget."""
     alive = session_alive()
     held = contextlib.ExitStack()
+    note = st.empty()
     try:
         held.enter_context(
-            slot(
-                alive,
-                lambda n: st.spinner(f"{label}: waiting for {n} other job(s) on this server…"),
-            )
+            slot(alive, lambda n, t: note.info(queued_text(label, n, t), icon="⏳"), label)
         )
     except ServerBusyError as exc:
+        note.empty()
         st.error(str(exc))
         st.stop()
+    note.empty()
     lim = limits()
     budget = Budget(
         lim.job_seconds if seconds is None else seconds,

@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from probing.cli import bounds
 from probing.config import set_data_dir
 from probing.errors import ContextLensError
 from probing.probes.tasks import TASKS  # light: the probes package imports on first use
@@ -88,6 +89,7 @@ def _module_arguments(module: str, command: str):
             getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
         )
         adder(p)
+        bounds.apply(command, p)  # every number's range, checked while parsing
         if "--data-dir" not in p._option_string_actions:  # accept it after the command too
             p.add_argument(
                 "--data-dir",
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     mod = importlib.import_module(args._module)
     runner = getattr(mod, f"run_{args.command.replace('-', '_')}", None) or mod.run
     try:
+        bounds.check_cross(args.command, args)
         return int(runner(args) or 0)
     except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)

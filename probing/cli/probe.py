@@ -157,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     refuse_shipped(output_files(args), getattr(args, "overwrite", False))
+    from probing.cli.preflight import preflight
+
+    preflight(args, args.dataset or get_task(args.task).default_dataset)  # before any data
     bars: dict[str, tqdm] = {}
     fitted: dict | None = {} if args.save_probes else None
     if get_task(args.task).kind == "sentence":
@@ -366,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m probing probe", description=__doc__)
     parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
     add_arguments(parser)
+    from probing.cli import bounds
+
+    bounds.apply("probe", parser)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if args.data_dir:

@@ -50,9 +50,14 @@ def run(args: argparse.Namespace) -> int:
         spec = replace(spec, out=Path(args.out))
     if args.cache_dir:
         spec = replace(spec, cache_dir=Path(args.cache_dir))
-    if args.workers is not None and args.workers < 1:
-        print("error: --workers must be at least 1", file=sys.stderr)
-        return 2
+    from probing.sweep.resolve import resolve
+
+    grid = resolve(spec)  # every model and data set, before the first cell
+    print(
+        f"sweep: {grid.n_cells:,} cells ({len(spec.models)} model(s) × {len(spec.tasks)} task(s) "
+        f"× {len(spec.seeds)} seed(s) × their layers) → {spec.out}",
+        file=sys.stderr,
+    )
     bar = None if args.quiet else tqdm(desc="sweep", unit="step", file=sys.stderr)
 
     def progress(done: int, total: int | None, what: str) -> None:

@@ -18,6 +18,7 @@ from probing.sweep import adapter
 from probing.sweep.executors import make_executor
 from probing.sweep.grid import ExtractJob, cells_for, extraction_jobs, n_cells
 from probing.sweep.merge import merge
+from probing.sweep.resolve import resolve
 from probing.sweep.spec import SweepSpec
 from probing.sweep.store import SweepStore
 
@@ -58,6 +59,7 @@ def run_sweep(
         plotlyjs: how the per-model HTML figures carry plotly.js (True: inline, "cdn").
     """
     t0 = time.perf_counter()
+    resolve(spec)  # every model and data set, before anything is written or extracted
     store = SweepStore(spec.out)
     store.prepare(spec.to_dict())
     cache_dir = str(Path(spec.cache_dir or config.cache_dir()).resolve())

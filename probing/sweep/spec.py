@@ -133,6 +133,8 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise SweepError(f"cannot read the sweep spec {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"{path} is not valid TOML: {exc}") from exc
     return parse_spec(data)

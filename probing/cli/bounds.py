@@ -1,0 +1,231 @@
+"""Every numeric (and list-valued) CLI argument's valid range, checked while parsing.
+
+One table, :data:`BOUNDS`, says per command and option what it takes; :func:`apply` puts
+a converter on each option after its command's module added it, so argparse refuses a bad
+value before anything is imported, loaded or read: ``argument --seeds: must be a whole
+number from 1 to 100, not '0'`` and exit status 2. A valid value that means hours of work
+is not refused: ``probe`` prints the cost model's estimate before it starts
+(:mod:`probing.cli.preflight`).
+
+Standard library only: this runs before the command's heavy imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ALL_WORDS = {"all", "none"}
+SEED_MAX = 2**32 - 1  # numpy and scikit-learn seeds
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``lo``..``hi`` inclusive. ``kind``: ``int`` or ``float``. ``all_ok``: ``all`` is
+    accepted (no cap, None). ``items``: a comma-separated list of that many values (None: one
+    value). ``choices``: a comma-separated list of these words instead of numbers."""
+
+    lo: float = 0
+    hi: float = 0
+    kind: type = int
+    all_ok: bool = False
+    items: tuple[int, int] | None = None
+    choices: tuple[str, ...] = ()
+    as_text: bool = False  # hand the command the checked text, not the parsed values
+
+    def describe(self) -> str:
+        """The valid range in words, as the error messages say it."""
+        if self.choices:
+            what = f"one or more of {', '.join(self.choices)}, comma-separated"
+            return what
+        what = (
+            f"a whole number from {_n(self.lo)} to {_n(self.hi)}"
+            if self.kind is int
+            else f"a number from {_n(self.lo)} to {_n(self.hi)}"
+        )
+        if self.all_ok:
+            what += ", or 'all'"
+        if self.items is not None:
+            lo, hi = self.items
+            count = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            what = f"{count} comma-separated values, each {what}"
+        return what
+
+
+def _n(x: float) -> str:
+    if float(x).is_integer() and abs(x) < 1e12:
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+def _one(text: str, b: Bound) -> int | float | None:
+    word = text.strip().lower()
+    if b.all_ok and word in ALL_WORDS:
+        return None
+    try:
+        value = int(word) if b.kind is int else float(word)
+    except ValueError:
+        raise ValueError from None
+    if b.kind is float and not math.isfinite(value):
+        raise ValueError
+    if not b.lo <= value <= b.hi:
+        raise ValueError
+    return value
+
+
+def converter(b: Bound) -> Callable[[str], object]:
+    """The argparse ``type`` for ``b``: the value (a list for ``items``, the checked text for
+    ``choices``), or ArgumentTypeError saying the valid range and what was given."""
+
+    def convert(text: str) -> object:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        fail = argparse.ArgumentTypeError(f"must be {b.describe()}, not {shown!r}")
+        if b.choices:
+            parts = [p.strip() for p in text.split(",") if p.strip()]
+            if not parts or any(p not in b.choices for p in parts):
+                raise fail
+            return ",".join(parts)
+        if b.items is None:
+            try:
+                return _one(text, b)
+            except ValueError:
+                raise fail from None
+        parts = [p for p in text.replace(" ", "").split(",") if p]
+        lo, hi = b.items
+        if not lo <= len(parts) <= hi:
+            raise fail
+        try:
+            values = [_one(p, b) for p in parts]
+        except ValueError:
+            raise fail from None
+        return ",".join(parts) if b.as_text else values
+
+    convert.__name__ = "bounded"
+    return convert
+
+
+def _count(lo: int, hi: float, all_ok: bool = False) -> Bound:
+    return Bound(lo, hi, int, all_ok)
+
+
+_SENTENCES = _count(1, 10_000_000, all_ok=True)
+_SEED = _count(0, SEED_MAX)
+_MINUTES = Bound(0.1, 10_000, float)
+
+# command -> {option dest -> Bound}. A numeric option missing here fails
+# tests/test_cli_bounds.py (every numeric option must say its range).
+BOUNDS: dict[str, dict[str, Bound]] = {
+    "probe": {
+        "layers": Bound(-1000, 1000, int, items=(1, 1000)),
+        "max_train_sentences": _SENTENCES,
+        "max_train_words": _count(1, 1_000_000_000, all_ok=True),
+        "max_dev_sentences": _SENTENCES,
+        "max_test_sentences": _SENTENCES,
+        "cs": Bound(1e-6, 1e6, float, items=(1, 50)),
+        "seeds": _count(1, 100),
+        "mdl_seeds": _count(1, 100),
+        "seed": _SEED,
+        "n_boot": _count(1, 100_000),
+        "per_doc": Bound(1, 100_000, int, all_ok=True, items=(3, 3), as_text=True),
+        "sentence_pooling": Bound(choices=("cls", "mean", "attention", "max")),
+    },
+    "fill-mask": {"top_k": _count(1, 1000)},
+    "attention-stats": {
+        "n_sentences": _count(1, 100_000),
+        "batch_size": _count(1, 1024),
+        "parsers_sentences": _count(1, 100_000),
+    },
+    "attention-norms": {"n_sentences": _count(1, 100_000), "n_boot": _count(1, 100_000)},
+    "cka": {"n_words": _count(4, 20_000), "n_boot": _count(1, 10_000), "seed": _SEED},
+    "train-tuned-lens": {
+        "n_sentences": _count(1, 1_000_000),
+        "steps": _count(0, 1_000_000),
+        "eval_sentences": _count(1, 100_000),
+        "seed": _SEED,
+    },
+    "contextuality": {
+        "n_sentences": _count(2, 100_000),
+        "min_count": _count(1, 100_000),
+        "seed": _SEED,
+    },
+    "sweep": {"workers": _count(1, 1024)},
+    "train-elmo": {
+        "vocab_size": _count(100, 10_000_000),
+        "max_len": _count(2, 10_000),
+        "batch_tokens": _count(16, 10_000_000),
+        "lr": Bound(1e-9, 10, float),
+        "warmup_tokens": _count(0, 10**12),
+        "max_tokens": _count(1, 10**12),
+        "min_lr_ratio": Bound(0, 1, float),
+        "clip": Bound(1e-6, 1e6, float),
+        "dropout": Bound(0, 0.99, float),
+        "seed": _SEED,
+        "threads": _count(1, 1024),
+        "checkpoint_minutes": _MINUTES,
+        "export_minutes": _MINUTES,
+        "eval_tokens": _count(1, 100_000_000),
+        "log_every": _count(1, 10**9),
+        "max_steps": _count(1, 10**12),
+        "max_sentences": _count(1, 10**9),
+    },
+    "train-mlm-head": {
+        "max_tokens": _count(1, 10**12),
+        "unfreeze_top": _count(0, 1000),
+        "seq_len": _count(8, 512),
+        "batch_size": _count(1, 4096),
+        "lr": Bound(1e-9, 10, float),
+        "lr_head": Bound(1e-9, 10, float),
+        "weight_decay": Bound(0, 1, float),
+        "warmup_tokens": _count(0, 10**12),
+        "seed": _SEED,
+        "threads": _count(1, 1024),
+        "checkpoint_minutes": _MINUTES,
+        "eval_every": _count(1, 10**12),
+        "eval_masks": _count(1, 10_000_000),
+        "eval_seed": _SEED,
+        "max_steps": _count(1, 10**12),
+        "log_every": _count(1, 10**9),
+    },
+}
+
+
+# A number option whose command declares no range still gets a finite, bounded value and a
+# typed message (a safety net; the table above is where ranges belong).
+FALLBACK = {int: Bound(-(10**12), 10**12, int), float: Bound(-1e12, 1e12, float)}
+
+
+def apply(command: str, parser: argparse.ArgumentParser) -> None:
+    """Put the converters of ``command``'s table on ``parser``'s options (and the
+    :data:`FALLBACK` ranges on its other plain int or float options)."""
+    table = BOUNDS.get(command, {})
+    for action in parser._actions:
+        if action.dest in table:
+            action.type = converter(table[action.dest])
+        elif action.type in FALLBACK:
+            action.type = converter(FALLBACK[action.type])
+            action.type.fallback = True  # type: ignore[attr-defined]
+
+
+def unbounded(parser: argparse.ArgumentParser) -> list[str]:
+    """Options of ``parser`` without a declared range (a plain int/float or the fallback)."""
+    return [
+        a.option_strings[0] if a.option_strings else a.dest
+        for a in parser._actions
+        if a.type in (int, float) or getattr(a.type, "fallback", False)
+    ]
+
+
+def check_cross(command: str, args: argparse.Namespace) -> None:
+    """Ranges that depend on another argument (after parsing, before any work).
+
+    Raises:
+        InvalidArgumentError: naming both arguments.
+    """
+    from probing.errors import InvalidArgumentError
+
+    if command == "probe" and getattr(args, "mdl", False) and args.mdl_seeds > args.seeds:
+        raise InvalidArgumentError(
+            f"--mdl-seeds must be from 1 to --seeds ({args.seeds}), not {args.mdl_seeds}."
+        )

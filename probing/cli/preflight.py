@@ -1,0 +1,98 @@
+"""What ``probe`` checks after parsing and before reading any data: the model loads, the
+layers asked for exist in it, and a long run says how long (the cost model's estimate)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from probing.errors import ContextLensError, InvalidArgumentError
+
+LONG_RUN_S = 120.0  # runs estimated longer than this are announced before they start
+
+
+def check_layers(layers: list[int] | None, n_layers: int, model: str) -> None:
+    """Raise when a layer is not one of the model's ``0..n_layers`` (or ``-1`` … from the top).
+
+    Raises:
+        InvalidArgumentError: naming the argument, the model and its valid range.
+    """
+    n_all = n_layers + 1
+    bad = [x for x in layers or [] if not -n_all <= x < n_all]
+    if bad:
+        raise InvalidArgumentError(
+            f"--layers: {model} has layers 0 to {n_layers} (or -{n_all} to -1 counted from "
+            f"the top), not {bad[0]}."
+        )
+
+
+def estimate(encoder, args: argparse.Namespace, dataset: str) -> tuple[float, float] | None:  # noqa: ANN001
+    """(extraction s, fitting s) of the run ``args`` asks for, from ``results/run_costs.json``
+    (None when the model and task were never measured). Fitting scales with the seeds and
+    MDL (about ten fits per MDL seed)."""
+    from probing.probes.cost import estimate_seconds
+    from probing.probes.store import RunConfig
+
+    caps = {args.max_dev_sentences, args.max_test_sentences}
+    cfg = RunConfig(
+        model=args.model, task=args.task, dataset=dataset,
+        layers=tuple(args.layers) if args.layers else None,
+        max_train_sentences=args.max_train_sentences,
+        max_eval_sentences=None if None in caps else max(caps),
+    )  # fmt: skip
+    est = estimate_seconds(encoder, cfg)
+    if est is None:
+        return None
+    extract, fit = est
+    fits = args.seeds + (10 * args.mdl_seeds if args.mdl else 0)
+    return extract, fit * fits
+
+
+def config_layers(model: str) -> int | None:
+    """The model's layer count read from its config file without loading it (embedded
+    models and local folders), or None when only loading it would tell."""
+    from probing.models.embedded import ELMO_MINI_DIR, minilm_dir
+
+    try:
+        folder = {"minilm-l6": minilm_dir, "minilm-l6-mlm": minilm_dir,
+                  "elmo-mini": lambda: ELMO_MINI_DIR}.get(model, lambda: Path(model))()  # fmt: skip
+        if (folder / "options.json").is_file():  # ELMo: the token layer + the LSTM layers
+            return int(json.loads((folder / "options.json").read_text("utf-8"))["lstm"]["n_layers"])
+        if (folder / "config.json").is_file():
+            return int(json.loads((folder / "config.json").read_text("utf-8"))["num_hidden_layers"])
+    except (OSError, ValueError, KeyError, TypeError, ContextLensError):
+        return None
+    return None
+
+
+def preflight(args: argparse.Namespace, dataset: str) -> None:
+    """Check ``--layers`` against the model (from its config when it has one, else loaded),
+    load it, and print the estimate of a long run (to stderr); all before any data is read."""
+    if args.layers and (n := config_layers(args.model)) is not None:
+        check_layers(args.layers, n, args.model)
+    from probing.models.registry import load_encoder
+
+    encoder = load_encoder(args.model)
+    check_layers(args.layers, int(encoder.info.n_layers), encoder.info.name)
+    try:
+        est = estimate(encoder, args, dataset)
+    except Exception:  # noqa: BLE001 - an estimate is a courtesy; the run says what is wrong
+        return
+    if est is not None and sum(est) > LONG_RUN_S:
+        print(
+            f"note: this run takes about {_duration(sum(est))} on 2 CPU cores "
+            f"({_duration(est[0])} extracting features, {_duration(est[1])} fitting; estimate "
+            "from results/run_costs.json, longer on a busy machine). Ctrl-C stops it; "
+            "extracted features stay cached.",
+            file=sys.stderr,
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
