@@ -124,3 +124,16 @@ def test_the_probing_caption_is_written_from_the_table() -> None:
     assert "layer 3 (chosen on dev) is above layers 0, 1, 4, 5, 6" in said
     assert "not distinguishable from layer 2" in said
     assert table_sentence(None) == ""
+
+
+def test_the_layering_pages_orderings_are_called_by_the_engine() -> None:
+    from probing.figures.layering import engine_orderings
+
+    orderings, unscored = engine_orderings(RESULTS, "minilm-l6")
+    assert orderings, "UPOS, relations and UUAS have stored counts: some order is called"
+    for o in orderings:
+        assert 0 < o.ci_low <= o.diff <= o.ci_high and o.p_holm < 0.05
+    pairs = {(o.lower, o.higher) for o in orderings}
+    assert ("POS (UPOS)", "tree distance (UUAS)") in pairs
+    assert ("tree distance (UUAS)", "POS (UPOS)") not in pairs
+    assert all(isinstance(u, str) for u in unscored)
