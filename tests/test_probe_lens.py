@@ -168,3 +168,65 @@ def test_lens_labels_content_words_with_senses_and_glosses(wsd_trained, trained,
     pairs = zip(answered["label"], answered["sense_key"], strict=True)
     assert all(lab == sense_label(k) for lab, k in pairs)
     assert sense_label("bank%1:14:00::").startswith("bank.n.")
+
+
+# -- tasks label only what they define ------------------------------------------------------
+
+SHIPPED = Path(__file__).resolve().parent.parent / "results"
+FUNCTION_UPOS = {"DET", "ADP", "PRON", "AUX", "CCONJ", "SCONJ", "PART", "PUNCT", "SYM", "NUM"}
+
+
+def test_sense_tasks_give_no_label_to_words_they_do_not_label(minilm):
+    """The shipped supersense and WSD probes on the issue's sentence: "The" and "to" used to
+    get verb.stative; now only content words with WordNet senses are asked about, every
+    other word is masked with its reason."""
+    probes = saved_probes(SHIPPED, "minilm-l6")
+    assert {"pos", "supersense", "wsd"} <= set(probes)
+    enc = minilm.encode("The chef who ran to the store was out of food.")[0]
+    lens = apply_lens(enc, probes)
+    words = lens.words
+    pos = lens.labels[(lens.labels["task"] == "pos")]
+    upos = dict(zip(pos["word_index"], pos["final"], strict=False))
+    for task in ("supersense", "wsd"):
+        rows = lens.labels[lens.labels["task"] == task]
+        labelled = set(rows["word_index"])
+        masked = lens.masked[task]
+        assert labelled and masked and not labelled & set(masked)
+        assert labelled | set(masked) == set(range(len(words)))
+        for i in (0, words.index("to"), words.index("."), words.index("who")):
+            assert i not in labelled and i in masked, (task, words[i])
+        assert {"chef", "store", "food"} <= {words[i] for i in labelled}
+        assert all(upos[i] not in FUNCTION_UPOS for i in labelled)
+        assert all(upos[i] in FUNCTION_UPOS or "WordNet" in masked[i] for i in masked)
+    assert "only nouns, verbs, adjectives and adverbs" in lens.masked["supersense"][0]
+
+
+def test_gold_pos_decides_the_content_words_and_the_grid_greys_the_rest(minilm):
+    from probing.analyses.probe_lens import sense_words
+    from probing.datasets import read_sentences
+    from probing.figures.probe_lens import label_grid
+
+    sent = next(
+        s for s in read_sentences("ud-ewt", "test")
+        if 8 <= len(s.words) <= 20 and sum(u in {"NOUN", "VERB"} for u in s.labels["upos"]) >= 4
+    )  # fmt: skip
+    gold = sent.labels
+    targets, masked = sense_words(sent.words, [], gold, "wsd")
+    content = {i for i, u in enumerate(gold["upos"]) if u in {"NOUN", "VERB", "ADJ", "ADV"}}
+    assert targets and {i for i, _ in targets} <= content
+    assert all(
+        i in masked for i, u in enumerate(gold["upos"]) if u not in {"NOUN", "VERB", "ADJ", "ADV"}
+    )
+    # Without gold UPOS and without a UPOS probe no word can be told apart: none labelled.
+    none, all_masked = sense_words(sent.words, [], None, "supersense")
+    assert none == [] and set(all_masked) == set(range(len(sent.words)))
+    probes = saved_probes(SHIPPED, "minilm-l6")
+    lens = apply_lens(minilm.encode([sent.words])[0], {"wsd": probes["wsd"]}, gold)
+    rows = lens.labels[lens.labels["task"] == "wsd"]
+    fig = label_grid(rows, lens.words, masked=lens.masked["wsd"])
+    grey = fig.data[1]
+    assert len(fig.data) == 2 and len(grey.x) == len(
+        set(rows["word_index"]) | set(lens.masked["wsd"])
+    )
+    hovers = {h for row in grey.customdata for h in row}
+    assert any(h.startswith("no label: ") for h in hovers)

@@ -10,6 +10,12 @@ the predicted distances; the root = the word of least predicted depth). With a g
 sentence, each answer is marked right or wrong, and ``deprel`` is probed on the gold arcs
 (an edge probe needs a head for every word; a typed sentence has none).
 
+Supersense and word sense label only what SemCor labels: nouns, verbs, adjectives and
+adverbs that WordNet has senses for (supersense also proper nouns, which SemCor tags as
+``noun.person``, ``noun.location``, ``noun.group``). Their probes are asked only about those
+words; every other word is listed in :attr:`LensResult.masked` with the reason (a probe
+applied to "The" would still answer, say ``verb.stative``, but the task has no such label).
+
 Vectors are rounded to float16 before probing, as the feature cache stores them for
 training, so a sentence from the data set gets exactly the vectors its probe saw.
 """
@@ -59,6 +65,8 @@ class LensResult:
             (``dep-depth``).
         gold_edges: the gold tree's edges (None without gold).
         missing: lens tasks with no saved probe.
+        masked: task -> {word index: why the task gives that word no label} (supersense,
+            wsd: words that are not content words with WordNet senses).
     """
 
     words: list[str]
@@ -67,6 +75,7 @@ class LensResult:
     gold_edges: set | None = None
     gold_root: int | None = None
     missing: list[str] = field(default_factory=list)
+    masked: dict[str, dict[int, str]] = field(default_factory=dict)
 
 
 def apply_lens(
@@ -86,7 +95,7 @@ def apply_lens(
     frames, trees = [], {}
     heads = [int(h) for h in gold["head"]] if gold and "head" in gold else None
     for task, probe in probes.items():
-        if probe.kind == "wsd-centroids":
+        if probe.kind == "wsd-centroids" or task in SENSE_TASKS:
             continue  # needs the POS answers: below
         if probe.kind == "linear":
             if task == "deprel":
@@ -104,8 +113,14 @@ def apply_lens(
             trees["dep-depth"] = {
                 la: int(np.argmin(probe.predict(la, layers[la]))) for la in probe.layers
             }
-    if "wsd" in probes:
-        frames.append(_wsd(probes["wsd"], layers, words, _content_words(words, frames, gold)))
+    masked: dict[str, dict[int, str]] = {}
+    for task in [t for t in SENSE_TASKS if t in probes]:
+        targets, masked[task] = sense_words(words, frames, gold, task)
+        if task == "wsd":
+            frames.append(_wsd(probes["wsd"], layers, words, targets))
+        elif targets:
+            idx = [i for i, _ in targets]
+            frames.append(_labels(task, probes[task], layers, words, idx, None))
     frames = [f for f in frames if not f.empty]
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return LensResult(
@@ -115,6 +130,7 @@ def apply_lens(
         gold_edges=None if heads is None else gold_edges(heads),
         gold_root=None if heads is None else heads.index(0),
         missing=[t for t in LENS_TASKS if t not in probes],
+        masked={t: m for t, m in masked.items() if m},
     )
 
 
@@ -151,29 +167,73 @@ def _rows(task, per_layer, words, idx, truth, extra=None) -> pd.DataFrame:  # no
     return pd.DataFrame(out)
 
 
-def _content_words(words, frames, gold) -> list[tuple[int, str]]:  # noqa: ANN001
-    """(word index, lemma key ``lemma%n``) of the nouns, verbs, adjectives and adverbs: POS
-    from the gold UPOS, else from the UPOS probe's top-layer answer (none without either);
-    lemma from the gold lemma, else WordNet's morphological lookup."""
+SENSE_TASKS = ("supersense", "wsd")  # label only content words with WordNet senses
+_POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "r": "adverb"}
+
+
+def sense_words(
+    words: list[str], frames: list[pd.DataFrame], gold: dict | None, task: str
+) -> tuple[list[tuple[int, str]], dict[int, str]]:
+    """The words ``task`` (supersense or wsd) labels, as (word index, lemma key
+    ``lemma%n``), and {every other word's index: why it gets no label}.
+
+    Content words are nouns, verbs, adjectives and adverbs by the gold UPOS, else by the
+    UPOS probe's top-layer answer (without either, no word can be told apart: all are
+    masked); each needs a WordNet sense for its lemma (gold lemma, else WordNet's
+    morphological lookup). Proper nouns count for supersense only (SemCor tags named
+    entities as noun.person/location/group); they have no WordNet sense to choose.
+    """
     from probing.datasets.wordnet import wordnet_pos
 
-    upos = gold.get("upos") if gold else None
+    upos = _upos(words, frames, gold)
     if upos is None:
-        pos_rows = [f for f in frames if not f.empty and f["task"].iat[0] == "pos"]
-        if not pos_rows:
-            return []
-        top = pos_rows[0][pos_rows[0]["layer"] == pos_rows[0]["layer"].max()]
-        upos = dict(zip(top["word_index"], top["final"], strict=True))
-        upos = [upos.get(i, "X") for i in range(len(words))]
+        why = "which words are content words needs gold UPOS or a saved UPOS probe"
+        return [], {i: why for i in range(len(words))}
     lemmas = gold.get("lemma") if gold else None
-    out = []
+    targets, masked = [], {}
     for i, word in enumerate(words):
-        letter = wordnet_pos(upos[i]) if upos[i] != "PROPN" else None
-        if letter is None:
+        if upos[i] == "PROPN":
+            if task == "supersense":
+                targets.append((i, f"{word.lower()}%n"))
+            else:
+                masked[i] = "a proper noun: word senses are WordNet's senses of common words"
             continue
-        lemma = lemmas[i] if lemmas else _morphy(word, letter)
-        out.append((i, f"{'_'.join(lemma.lower().split())}%{letter}"))
-    return out
+        letter = wordnet_pos(upos[i])
+        if letter is None:
+            masked[i] = (
+                f"{upos[i]}: {'supersenses' if task == 'supersense' else 'word senses'} label "
+                "only nouns, verbs, adjectives and adverbs"
+            )
+            continue
+        lemma = "_".join((lemmas[i] if lemmas else _morphy(word, letter)).lower().split())
+        if not _has_senses(lemma, letter):
+            masked[i] = f"WordNet has no {_POS_NAMES[letter]} sense of “{lemma}”"
+            continue
+        targets.append((i, f"{lemma}%{letter}"))
+    return targets, masked
+
+
+def _upos(words, frames, gold) -> list[str] | None:  # noqa: ANN001
+    """Each word's UPOS: gold, else the UPOS probe's top-layer answer, else None."""
+    if gold and gold.get("upos") is not None:
+        return list(gold["upos"])
+    pos_rows = [f for f in frames if not f.empty and f["task"].iat[0] == "pos"]
+    if not pos_rows:
+        return None
+    top = pos_rows[0][pos_rows[0]["layer"] == pos_rows[0]["layer"].max()]
+    answer = dict(zip(top["word_index"], top["final"], strict=True))
+    return [answer.get(i, "X") for i in range(len(words))]
+
+
+def _has_senses(lemma: str, letter: str) -> bool:
+    """WordNet has a synset for ``lemma`` as ``letter`` (True when WordNet is missing: it
+    cannot tell, and the probe's answer is shown)."""
+    from probing.datasets.wordnet import wordnet
+
+    try:
+        return bool(wordnet().synsets(lemma, pos=letter))
+    except Exception:  # noqa: BLE001 - no WordNet files
+        return True
 
 
 def _morphy(word: str, letter: str) -> str:

@@ -7,7 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 
-def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Figure:
+def label_grid(
+    table: pd.DataFrame, words: list[str], title: str = "", masked: dict[int, str] | None = None
+) -> go.Figure:
     """Layers (rows, input at the bottom) × words (columns): the predicted label as text,
     its probability as colour; ✗ marks a wrong answer when gold labels are known. Word-sense
     rows (a ``gloss`` column) are coloured by the cosine to the chosen sense centroid and
@@ -15,8 +17,11 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
 
     Args:
         table: the rows of :attr:`LensResult.labels` of one task.
+        masked: {word index: reason} of words the task gives no label: grey columns that
+            say why on hover (:attr:`LensResult.masked`).
     """
-    cols = sorted(table["word_index"].unique())
+    masked = masked or {}
+    cols = sorted({*table["word_index"].unique(), *masked})
     layers = sorted(table["layer"].unique())
     z = np.full((len(layers), len(cols)), np.nan)
     text = np.full((len(layers), len(cols)), "", dtype=object)
@@ -32,6 +37,10 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
             hover[i, j] = _wrap(f"{r.label}: {r.gloss or 'no gloss'} ({r.source}{score})")
         else:
             hover[i, j] = f"{r.label}: p = {r.confidence:.2f}"
+    grey = np.full((len(layers), len(cols)), np.nan)
+    for c, why in masked.items():
+        j = cols.index(c)
+        grey[:, j], text[:, j], hover[:, j] = 1.0, "·", _wrap(f"no label: {why}")
     x = [f"{words[c]}<br><sub>#{c}</sub>" for c in cols]
     # An answer without a score (a word's only training sense, its most frequent one, or
     # WordNet's first) is drawn as a blank-coloured cell that still shows its label: plotly
@@ -46,6 +55,15 @@ def label_grid(table: pd.DataFrame, words: list[str], title: str = "") -> go.Fig
             hovertemplate="%{x} · %{y}<br>%{customdata}<extra></extra>",
         )
     )  # fmt: skip
+    if masked:  # words the task does not label: grey, drawn over the blank cells
+        fig.add_trace(
+            go.Heatmap(
+                z=grey, x=x, y=[f"layer {la}" for la in layers], text=text,
+                texttemplate="%{text}", customdata=hover, showscale=False, zmin=0, zmax=1,
+                colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], textfont={"size": 11},
+                hovertemplate="%{x} · %{y}<br>%{customdata}<extra></extra>",
+            )
+        )  # fmt: skip
     fig.update_layout(
         title=title, template="plotly_white", height=120 + 42 * len(layers),
         margin={"t": 50, "b": 40}, xaxis={"side": "top"},

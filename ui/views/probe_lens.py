@@ -120,7 +120,10 @@ def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 
     for task in [t for t in LENS_TASKS if t in set(table["task"])]:
         rows = table[table["task"] == task]
         st.subheader(TASK_NAMES.get(task, task))
-        st.plotly_chart(label_grid(rows, result.words), key=f"lens_grid_{task}")
+        masked = result.masked.get(task, {})
+        st.plotly_chart(label_grid(rows, result.words, masked=masked), key=f"lens_grid_{task}")
+        if masked:
+            st.caption(_masked_note(task, masked, result.words))
         top = rows[rows["layer"] == rows["layer"].max()]
         cols = ["word", "final", "first_layer"]
         cols += ["gloss", "source"] if task == "wsd" else []
@@ -134,6 +137,19 @@ def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 
         "Colour: the probe's probability for its answer. 'stable from layer': the lowest layer "
         "from which every higher layer gives the top layer's answer."
         + (" ✗: wrong against the gold label." if has_gold else "")
+    )
+
+
+def _masked_note(task: str, masked: dict[int, str], words: list[str]) -> str:
+    """Which words are greyed and why (the hover says it per word)."""
+    shown = ", ".join(f"“{words[i]}”" for i in sorted(masked)[:8])
+    more = f" and {len(masked) - 8} more" if len(masked) > 8 else ""
+    what = "Supersenses" if task == "supersense" else "Word senses"
+    return (
+        f"Grey, no label: {shown}{more}. {what} are defined only for nouns, verbs, adjectives "
+        "and adverbs that WordNet has senses for"
+        + (" (and named entities)" if task == "supersense" else "")
+        + ": the probe is not asked about other words. Hover for each word's reason."
     )
 
 
