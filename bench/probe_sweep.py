@@ -107,7 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", default="float32", help="float32, bfloat16 or auto")
     p.add_argument("--warm", action="store_true", help="also time a second, warm-cache run")
     p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--table", help="write the run's full results table (CSV) here")
+    p.add_argument(
+        "--plain-fits",
+        action="store_true",
+        help="fit the linear probes as before issue 28: no whitening, no warm start across "
+        "layers (evaluation counts before/after)",
+    )
     args = p.parse_args(argv)
+    if args.plain_fits:
+        _plain_fits()
     # 0 means no cap.
     args.max_train_sentences = args.max_train_sentences or None
     args.max_train_words = args.max_train_words or None
@@ -145,8 +154,10 @@ def main(argv: list[str] | None = None) -> int:
             cpu_marks["fit_start"] = time.process_time()
         tracer.stage = f"cold {stage} {done}/{total}"
 
+    from probing.probes.linear import evaluation_count
     from probing.probes.run import probe_layers
 
+    evals0 = evaluation_count()
     cpu0 = time.process_time()
     results = probe_layers(
         encoder,
@@ -158,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         n_boot=args.n_boot,
     )
     cpu_end = time.process_time()
+    evaluations = evaluation_count() - evals0
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     warm = None
     if args.warm:
@@ -207,6 +219,13 @@ def main(argv: list[str] | None = None) -> int:
         "best_layer": int(best["layer"]),
         "best_accuracy": round(float(best["value"]), 4),
         "torch_threads": _torch_threads(),
+        "probe_evaluations": evaluations,
+        "plain_fits": args.plain_fits,
+        "layer_accuracy": {
+            int(r["layer"]): round(float(r["value"]), 6)
+            for _, r in results.layer_scores().iterrows()
+            if r["probe"] == "linear"
+        },
         "dtype": encoder.dtype,
         **(warm or {}),
         "peak_rss_stage": tracer.stop(),
@@ -231,14 +250,34 @@ def main(argv: list[str] | None = None) -> int:
             f"(fit {warm['warm_fit_s']} s); peak RSS {record['peak_rss_mib']} MiB cold, "
             f"{warm['peak_rss_mib_after_warm']} MiB after warm"
         )
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as f:
-            f.write(row + "\n")
-    if args.json:
-        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    _write(args, row, record, results)
     if tmp is not None:
         tmp.cleanup()
     return 0
+
+
+def _write(args: argparse.Namespace, row: str, record: dict, results) -> None:  # noqa: ANN001
+    """The markdown row, the run's table and the JSON record, where asked for."""
+    if args.append:
+        with open(args.append, "a", encoding="utf-8") as f:
+            f.write(row + "\n")
+    if args.table:
+        results.table.to_csv(args.table, index=False)
+    if args.json:
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _plain_fits() -> None:
+    """Linear probes fitted as before issue 28 (the 'before' of the evaluation count)."""
+    from probing.probes.linear import LinearProbe
+
+    fit = LinearProbe._fit
+
+    def plain(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        self.whiten, self.init = False, None
+        return fit(self, *args, **kwargs)
+
+    LinearProbe._fit = plain
 
 
 def _torch_threads() -> int | None:

@@ -8,6 +8,11 @@ The objective is scikit-learn's ``LogisticRegression(C)`` with a multinomial los
 search), so the same C means the same model as sklearn's (tests check the objective to
 1e-4 relative on real features). Two-class problems are fitted as a two-row softmax, not
 sklearn's single logistic vector; every task here has more classes.
+
+L-BFGS runs in whitened coordinates: ``W = V P`` with ``P = (Σ + εI)^-1/2`` (Σ the
+correlation matrix of the standardised features), a reparametrisation of the same objective
+(the penalty stays ``||W||²``, so the minimiser is the same W) that is better conditioned,
+and stops by sklearn's test on W's own gradient.
 """
 
 from __future__ import annotations
@@ -20,6 +25,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 DEFAULT_CS: tuple[float, ...] = (0.01, 0.1, 1.0)
 _CHUNK = 65_536  # rows per prediction pass
+_WHITEN_ROWS = 20_000  # rows that estimate the whitening (it only shapes the path, not the answer)
+_WHITEN_EPS = 3.0  # ε of (Σ + εI)^-1/2, in units of Σ's mean eigenvalue (1: a correlation matrix)
+_EVALUATIONS = [0]  # objective evaluations in this process (benchmarks read it)
+
+
+def evaluation_count() -> int:
+    """Objective evaluations (one pass over the training matrix and back) made by every
+    linear probe fit in this process so far."""
+    return _EVALUATIONS[0]
 
 
 class LinearProbe(ClassifierMixin, BaseEstimator):
@@ -41,6 +55,14 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         - *Threads pinned* (``n_threads``, default: torch's current setting, which follows
           ``OMP_NUM_THREADS``): on a busy machine, BLAS threads waiting for each other made
           a fit 10-40x slower.
+        - *Whitened coordinates* (``whiten``): BERT features are strongly correlated, so the
+          objective's curvature spans orders of magnitude and L-BFGS needs many evaluations.
+          Optimising over V with ``W = V (Σ + εI)^-1/2`` is the same objective in other
+          coordinates (same minimiser, penalty still on W); it stops when W's gradient meets
+          ``tol``, as without whitening.
+        - *Warm starts* (``init``): a fitted probe with the same classes (the previous layer's,
+          the task's control at the previous layer) starts the first C of this fit from its
+          solution at that C instead of from zero; the answer is the same minimiser.
 
     Args:
         C: inverse regularisation strength; ``None`` chooses it from ``Cs``.
@@ -52,12 +74,17 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         random_state: seed of the subsample and the holdout.
         device: ``auto`` (CUDA when present), ``cpu``, ``cuda``…
         n_threads: torch intra-op threads while fitting/predicting (``None``: unchanged).
+        whiten: optimise in whitened coordinates (same objective; far fewer evaluations).
+        init: a fitted LinearProbe to warm-start from (ignored unless its classes and
+            dimension match).
 
     Attributes (after ``fit``):
         classes_: (k,) labels. C_: the C used. dev_scores_: {C: dev accuracy}.
         n_train_: training words used. coef_: (k, dim), intercept_: (k,) on standardised
         features; mean_, scale_: (dim,) the standardisation. n_iter_: L-BFGS iterations
-        of the final fit. objective_: its final objective value.
+        of the final fit. objective_: its final objective value. n_evals_: objective
+        evaluations of the whole fit (every C). path_: {C: (coef, intercept)} each C's
+        solution (what ``init`` reads).
     """
 
     def __init__(
@@ -70,6 +97,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         random_state: int = 0,
         device: str = "auto",
         n_threads: int | None = None,
+        whiten: bool = True,
+        init: LinearProbe | None = None,
     ) -> None:
         self.C = C
         self.Cs = Cs
@@ -79,6 +108,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.device = device
         self.n_threads = n_threads
+        self.whiten = whiten
+        self.init = init
 
     # -- fitting ----------------------------------------------------------------------------
 
@@ -91,7 +122,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
     ) -> LinearProbe:
         """Fit on (n, dim) vectors and (n,) labels; dev (m, dim), (m,) for choosing C."""
         with _threads(self.n_threads):
-            return self._fit(X, y, X_dev, y_dev)
+            self._fit(X, y, X_dev, y_dev)
+        self._PS = (None, None)  # 2 x dim x dim floats only the fit needs
+        return self
 
     def _fit(self, X, y, X_dev, y_dev) -> LinearProbe:  # noqa: ANN001
         import torch
@@ -124,18 +157,22 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.dev_scores_: dict[float, float] = {}
         # Standardisation is folded into the weights (below), so the training matrix is never
         # copied: at 200k words x 384 dims that is 300 MB less at the peak.
-        W = torch.zeros(len(self.classes_), Xt.shape[1], device=self.device_, requires_grad=True)
-        b = torch.zeros(len(self.classes_), device=self.device_, requires_grad=True)
+        self.n_evals_ = 0
+        self.path_: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self._PS = _whitening(Xt, self.mean_, self.scale_) if self.whiten else (None, None)
+        first_c = float(self.C) if self.C is not None else min(float(c) for c in self.Cs)
+        W, b = self._start(first_c, Xt.shape[1])
+        b.requires_grad_(True)
         if self.C is not None:
             self.C_ = float(self.C)
-            self._lbfgs(Xt, yt, W, b, self.C_)
+            W = self._lbfgs(Xt, yt, W, b, self.C_)
             self._keep(W, b)
             return self
         Xd = np.asarray(X_dev, dtype=np.float32)
         y_dev = np.asarray(y_dev)
         best = None
         for C in sorted(float(c) for c in self.Cs):  # strong to weak: warm starts help most
-            self._lbfgs(Xt, yt, W, b, C)
+            W = self._lbfgs(Xt, yt, W, b, C)
             self._keep(W, b)
             score = float(np.mean(self.predict(Xd) == y_dev))
             self.dev_scores_[C] = score
@@ -146,26 +183,50 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self._keep(W_best, b_best)
         return self
 
-    def _lbfgs(self, X, yt, W, b, C: float) -> None:  # noqa: ANN001 - tensors
-        """Minimise the objective for one C from the current (W, b), in place.
+    def _start(self, C: float, dim: int):  # noqa: ANN202 - (W, b) tensors
+        """Where the first fit starts: ``init``'s solution at C (or its nearest C) when it
+        fits this problem, else zeros."""
+        import torch
+
+        k = len(self.classes_)
+        path = getattr(self.init, "path_", None) or {}
+        same = (
+            path
+            and np.array_equal(getattr(self.init, "classes_", None), self.classes_)
+            and next(iter(path.values()))[0].shape == (k, dim)
+        )
+        if not same:
+            return torch.zeros(k, dim, device=self.device_), torch.zeros(k, device=self.device_)
+        W, b = path[min(path, key=lambda c: abs(np.log(c / C)))]
+        return torch.tensor(W, device=self.device_), torch.tensor(b, device=self.device_)
+
+    def _lbfgs(self, X, yt, W, b, C: float):  # noqa: ANN001, ANN202 - tensors
+        """Minimise the objective for one C from (W, b); returns the new W, updates ``b`` in
+        place.
 
         ``X`` is the raw (n, dim) matrix: ``((X - mean) / scale) W^T + b`` is computed as
-        ``X (W / scale)^T + (b - (W / scale) mean)``, the same function of (W, b)."""
+        ``X (W / scale)^T + (b - (W / scale) mean)``, the same function of (W, b).
+        Whitened, L-BFGS moves V with W = V P and the stopping test is on W's gradient,
+        G_W = G_V P^-1 = G_V S: when it passes, the gradient handed to L-BFGS is zeroed, which
+        ends the run there."""
         import torch
 
         n = X.shape[0]
         l2 = 1.0 / (C * n)
+        P, S = self._PS
+        V = (W if S is None else W @ S).detach().clone().requires_grad_(True)
         opt = torch.optim.LBFGS(
-            [W, b],
+            [V, b],
             lr=1.0,
             max_iter=self.max_iter,
-            tolerance_grad=self.tol,
+            tolerance_grad=self.tol if S is None else 0.0,
             tolerance_change=1e-12,
             history_size=10,
             line_search_fn="strong_wolfe",
         )
 
         def objective():  # noqa: ANN202
+            W = V if P is None else V @ P
             w_raw = W / self.scale_
             logits = torch.addmm(b - w_raw @ self.mean_, X, w_raw.T)
             loss = torch.nn.functional.cross_entropy(logits, yt)
@@ -175,12 +236,22 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             opt.zero_grad()
             loss = objective()
             loss.backward()
+            _EVALUATIONS[0] += 1
+            self.n_evals_ += 1
+            if S is not None:
+                g_w = (V.grad @ S).abs().max()
+                if max(float(g_w), float(b.grad.abs().max())) <= self.tol:
+                    V.grad.zero_()
+                    b.grad.zero_()
             return loss
 
         opt.step(closure)
-        self.n_iter_ = int(opt.state[W].get("n_iter", 0))
+        self.n_iter_ = int(opt.state[V].get("n_iter", 0))
         with torch.no_grad():
             self.objective_ = float(objective())
+            W = (V if P is None else V @ P).detach()
+        self.path_[C] = (W.cpu().numpy().copy(), b.detach().cpu().numpy().copy())
+        return W
 
     def _keep(self, W, b) -> None:  # noqa: ANN001
         self.coef_ = W.detach().cpu().numpy().copy()
@@ -242,6 +313,26 @@ def _chunked_moments(Xt, chunk: int = 8_192):  # noqa: ANN001, ANN202
     for start in range(0, n, chunk):
         acc = acc + ((Xt[start : start + chunk].double() - mean) ** 2).sum(0)
     return mean, acc / n
+
+
+def _whitening(Xt, mean, scale):  # noqa: ANN001, ANN202 - tensors
+    """P = (Σ + εI)^-1/2 and S = P^-1 (dim x dim, float32), Σ the correlation matrix of the
+    standardised features estimated on at most ``_WHITEN_ROWS`` evenly spaced rows.
+
+    Only the optimiser's path depends on P (the objective and its minimiser do not), so a
+    sample and a float32 product are enough. What slows L-BFGS on BERT features is a few
+    directions of very large variance (Σ's top eigenvalues are tens of times its mean of
+    1); ε = ``_WHITEN_EPS`` shrinks those and leaves the many small ones nearly as they are
+    (stretching them as full whitening does made fits slower: bench/probe_fit.py)."""
+    import torch
+
+    step = max(1, Xt.shape[0] // _WHITEN_ROWS)
+    Z = (Xt[::step][:_WHITEN_ROWS] - mean) / scale
+    evals, evecs = torch.linalg.eigh((Z.T @ Z).double() / Z.shape[0])
+    lam = evals.clamp_min(0) + _WHITEN_EPS
+    P = (evecs * lam.rsqrt()) @ evecs.T
+    S = (evecs * lam.sqrt()) @ evecs.T
+    return P.float(), S.float()
 
 
 @contextlib.contextmanager
