@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from probing.features import extract_features
+from probing.features import extract_features, load_features
 from probing.io import atomic_write_json
 from probing.models.registry import load_encoder
 from probing.probes.compare import Difference, Engine, format_table
@@ -74,6 +74,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also replace counts that the run itself wrote (seeds, controls)",
     )
+    ap.add_argument(
+        "--test-features",
+        action="append",
+        type=Path,
+        default=[],
+        help="a feature-cache entry to read the test split from (folder named "
+        "<model>__<dataset>__test__<key>), e.g. one made before an encoder code change moved "
+        "the cache key; the agreement check guards against features that differ",
+    )
     args = ap.parse_args(argv)
     engine = Engine(n_boot=args.n_boot, seed=0)
     encoders: dict = {}
@@ -87,8 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         saved = SavedProbes.load(stem)
         if results.model not in encoders:
             encoders[results.model] = load_encoder(results.model)
-        test = extract_features(encoders[results.model], results.dataset, "test", None,
-                                layers=saved.layers)  # fmt: skip
+        given = [f for f in args.test_features
+                 if f.name.startswith(f"{results.model}__{results.dataset}__test__")]  # fmt: skip
+        if given:
+            test = load_features(given[0])
+        else:
+            test = extract_features(encoders[results.model], results.dataset, "test", None,
+                                    layers=saved.layers)  # fmt: skip
         refit = args.refit_seeds and _own_samples(results)
         if refit:
             train = extract_features(encoders[results.model], results.dataset, "train", None,

@@ -28,6 +28,7 @@ from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
 
 COUNTS_DIR = "sentence-scores"
+MWE_TASKS = ("supersense", "wsd")  # one instance per multi-word expression (its first word)
 
 
 @dataclass
@@ -86,7 +87,8 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
             f"{saved.kind} (WSD keeps only some lemmas' centroids: re-run it instead)"
         )
     feats = test.with_label(spec.field_for(results.dataset))
-    feats = _first_word_of_mwes({"test": feats})["test"]
+    if spec.name in MWE_TASKS:  # as probe_features selects them
+        feats = _first_word_of_mwes({"test": feats})["test"]
     if spec.kind == "edge":
         from probing.probes.edge import arc_features
 
@@ -112,7 +114,9 @@ def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> Store
     seeds = list(results.meta.seeds or [results.meta.seed or 0])
 
     def prepared(f):  # noqa: ANN001, ANN202 - as probe_features prepares a split
-        f = _first_word_of_mwes({"x": f.with_label(spec.field_for(results.dataset))})["x"]
+        f = f.with_label(spec.field_for(results.dataset))
+        if spec.name in MWE_TASKS:
+            f = _first_word_of_mwes({"x": f})["x"]
         if spec.kind == "edge":
             from probing.probes.edge import arc_features
 

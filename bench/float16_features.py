@@ -1,0 +1,90 @@
+"""Float16 feature storage, measured: the committed probes on float32 vs float16 vectors.
+
+    PYTHONPATH=. python bench/float16_features.py [--model minilm-l6 --task pos] [--sentences N]
+
+The feature cache stores float16 (clipped to ±65504). For each layer this encodes the
+test split in float32 (the encoder's own ``encode``), rounds a copy to float16 exactly as
+the cache does (:func:`probing.encoding.to_float16`), re-applies the committed saved probe
+to both, and reports the paired accuracy difference (float32 − float16) with its 95 %
+interval over test sentences (:mod:`probing.probes.compare`), how many predictions
+change, the largest rounding error and how many values reach float16's range (clipped).
+Prints one JSON line per layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from probing.datasets import read_sentences
+from probing.encoding import to_float16
+from probing.models.registry import load_encoder
+from probing.probes.compare import Engine, SentenceCounts
+from probing.probes.saved import SavedProbes
+from probing.probes.tasks import get_task
+
+FLOAT16_MAX = 65504.0
+
+
+def float32_layers(encoder, sentences, batch_size: int = 32) -> list[np.ndarray]:  # noqa: ANN001
+    """Per sentence, float32 (n_layers + 1, n_words, dim) word vectors (first piece)."""
+    out = []
+    for i in range(0, len(sentences), batch_size):
+        batch = [list(s.words) for s in sentences[i : i + batch_size]]
+        for enc in encoder.encode(batch, pooling="first", windowed=True, batch_size=len(batch)):
+            out.append(np.asarray(enc.layers, dtype=np.float32))
+    return out
+
+
+def measure(model: str, task: str, n_sentences: int | None, results_dir: Path) -> list[dict]:
+    spec = get_task(task)
+    dataset = spec.default_dataset
+    field = spec.field_for(dataset)
+    saved = SavedProbes.load(results_dir / "probes" / f"{model}__{dataset}__{task}")
+    sentences = list(read_sentences(dataset, "test"))[:n_sentences]
+    encoder = load_encoder(model)
+    layers32 = float32_layers(encoder, sentences)
+    labels = [np.array(["" if v is None else str(v) for v in s.labels[field]]) for s in sentences]
+    keep = [lab != "" for lab in labels]
+    y = np.concatenate([lab[k] for lab, k in zip(labels, keep, strict=True)])
+    sent = np.concatenate([np.full(int(k.sum()), i) for i, k in enumerate(keep)])
+    engine = Engine(n_boot=1000, seed=0)
+    rows = []
+    for layer in saved.layers:
+        x32 = np.concatenate([L[layer][k] for L, k in zip(layers32, keep, strict=True)])
+        x16 = to_float16(x32).astype(np.float32)
+        p32, p16 = saved.predict(layer, x32), saved.predict(layer, x16)
+        c32, c16 = (SentenceCounts.from_predictions("accuracy", y, [p], sent, len(sentences))
+                    for p in (p32, p16))  # fmt: skip
+        d = engine.compare(engine.replicates("float32", c32, "t"),
+                           engine.replicates("float16", c16, "t"))  # fmt: skip
+        rows.append({
+            "model": model, "task": task, "layer": layer, "n_words": len(y),
+            "n_sentences": len(sentences), "acc_float32": float(c32.points[0]),
+            "acc_float16": float(c16.points[0]), "diff": d.value, "ci_low": d.ci_low,
+            "ci_high": d.ci_high, "p": d.p, "changed_predictions": int(np.sum(p32 != p16)),
+            "max_abs_rounding": float(np.max(np.abs(x32 - x16))),
+            "max_abs_value": float(np.max(np.abs(x32))),
+            "clipped_values": int(np.sum(np.abs(x32) > FLOAT16_MAX)),
+        })  # fmt: skip
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", action="append", help="default: minilm-l6 and elmo-mini")
+    ap.add_argument("--task", default="pos")
+    ap.add_argument("--sentences", type=int, default=None, help="test sentences (default all)")
+    ap.add_argument("--results", type=Path, default=Path("results"))
+    args = ap.parse_args(argv)
+    for model in args.model or ["minilm-l6", "elmo-mini"]:
+        measure(model, args.task, args.sentences, args.results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
