@@ -64,6 +64,19 @@ step contextuality python -m probing contextuality --model minilm-l6 --model elm
   --dataset ud-ewt --n-sentences 500 --overwrite --out "$OUT/contextuality"
 step head-statistics python -m probing attention-stats --model minilm-l6 --dataset ud-ewt \
   --split dev --n-sentences 200 --out "$OUT/head-statistics" --quiet --overwrite
+# Issue 30: raw vs norm-weighted attention on all of EWT dev; CKA within and across models;
+# the tuned lens's scores (its translators ship as models/minilm-l6-mlm/tuned_lens.safetensors:
+# copy the new file there to ship it).
+step attention-norms nice -n 15 python -m probing attention-norms --model minilm-l6 \
+  --n-sentences 100000 --out "$OUT/attention-norms" --quiet --overwrite
+step cka-minilm-l6__elmo-mini nice -n 15 python -m probing cka --model-a minilm-l6 \
+  --model-b elmo-mini --out "$OUT/cka" --quiet --overwrite
+for model in minilm-l6 elmo-mini; do
+  step "cka-${model}" nice -n 15 python -m probing cka --model-a "$model" --out "$OUT/cka" \
+    --quiet --overwrite
+done
+step tuned-lens nice -n 15 python -m probing train-tuned-lens --model minilm-l6-mlm \
+  --n-sentences 300 --steps 60 --eval-sentences 200 --out "$OUT/tuned-lens" --quiet --overwrite
 
 MODELS="minilm-l6 elmo-mini"
 # Probes, most-cited first: UPOS on UD-EWT (the headline), then SemCor's sense tasks.

@@ -301,3 +301,18 @@ def test_course_notes_page(server, page):
     assert "[CLS]" in page.inner_text("body")
     assert not exception_texts(page)
     shoot(page, "course_notes")
+
+
+def test_interventions_page(server, page):
+    page.goto(f"{server}/Interventions")
+    wait_for_app(page)
+    body = page.inner_text("body")
+    # the committed minilm-l6-mlm sweep opens at once (minilm-l6 is the picker's default and
+    # shares its weights), with its caption
+    assert "LEACE erasure fitted on" in body
+    assert plot_count(page, 1) >= 1
+    page.get_by_role("tab", name="Heads").click()
+    page.get_by_text("Switch heads off").wait_for()
+    wait_for_app(page)
+    assert not exception_texts(page)
+    shoot(page, "interventions")

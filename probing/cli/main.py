@@ -56,6 +56,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
     "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
+    "erase": (
+        "probing.cli.interventions",
+        "erase a task's labels layer by layer (LEACE/INLP, random controls, LM effect)",
+    ),
+    "agreement": (
+        "probing.cli.interventions",
+        "subject-verb agreement on UD-EWT and templated pairs (--patch: activation patching)",
+    ),
+    "ablate-heads": (
+        "probing.cli.interventions",
+        "head ablation (Michel et al.): MLM loss and agreement per head, pruning curve",
+    ),
     "train-tuned-lens": (
         "probing.cli.tuned_lens",
         "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",

@@ -1,0 +1,239 @@
+"""``python -m probing erase | agreement | ablate-heads``: the interventions, headless.
+
+Examples::
+
+    python -m probing erase --model minilm-l6-mlm --task pos --layers all --method leace \\
+        --out /tmp/contextlens
+    python -m probing agreement --model minilm-l6-mlm --patch --out /tmp/contextlens
+    python -m probing ablate-heads --model minilm-l6-mlm --out /tmp/contextlens
+
+Each writes ``<model>__<what>.csv`` (the tidy table), ``.json`` (everything, with the
+settings) and ``.html`` (the figure) into ``--out`` (default ``results/interventions``,
+whose shipped files are replaced only with ``--overwrite``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+
+DEFAULT_OUT = "results/interventions"
+
+
+def _layers(text: str) -> list[int] | None:
+    if text == "all":
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"layers: 'all' or numbers like 0,3,6, not {text!r}"
+        ) from None
+
+
+def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") -> None:
+    p.add_argument("--model", default=default_model, help="registry name, folder or hub id")
+    p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
+    p.add_argument("--plotlyjs", default="cdn", choices=["inline", "cdn"],
+                   help="embed plotly.js in the HTML (inline) or link it (cdn)")  # fmt: skip
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    add_overwrite_argument(p)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be ≥ 1, not {value}")
+    return value
+
+
+def _progress(quiet: bool):  # noqa: ANN202
+    if quiet:
+        return None
+
+    def show(stage: str, done: int, total: int) -> None:
+        print(f"  {stage}: {done}/{total}", flush=True)
+
+    return show
+
+
+def _write(
+    out: Path, stem: str, payload: dict, rows: list[dict], figures: list, plotlyjs: bool | str
+) -> None:
+    import pandas as pd
+
+    from probing.io import atomic_write_json, atomic_write_text
+
+    out.mkdir(parents=True, exist_ok=True)
+    flat = [{k: v for k, v in r.items() if not isinstance(v, (list, dict))} for r in rows]
+    atomic_write_text(out / f"{stem}.csv", pd.DataFrame(flat).to_csv(index=False))
+    atomic_write_json(out / f"{stem}.json", json.loads(json.dumps(payload, default=float)))
+    html = "\n".join(
+        f.to_html(full_html=False, include_plotlyjs=(plotlyjs if i == 0 else False))
+        for i, f in enumerate(figures)
+    )
+    atomic_write_text(out / f"{stem}.html", f"<html><body>{html}</body></html>")
+    print(f"wrote {out / stem}.csv, .json, .html")
+
+
+def _files(out: str, stem: str) -> list[Path]:
+    return [Path(out) / f"{stem}.{ext}" for ext in ("csv", "json", "html")]
+
+
+# -- erase ----------------------------------------------------------------------------------
+
+
+def add_erase_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``python -m probing erase``."""
+    from probing.interventions.data import ERASABLE
+
+    _common(p)
+    p.add_argument("--task", default="pos", choices=list(ERASABLE), help="labels to erase")
+    p.add_argument("--dataset", help="data set (default: the task's own)")
+    p.add_argument("--layers", type=_layers, default=None, help="'all' or e.g. 0,3,6")
+    p.add_argument("--method", default="leace", choices=["leace", "inlp"])
+    p.add_argument("--n-random", type=_positive, default=3, help="random-subspace draws")
+    p.add_argument("--seeds", type=_positive, default=3, help="INLP fits (seeds)")
+    p.add_argument("--train-sentences", type=_positive, default=600)
+    p.add_argument("--test-sentences", type=_positive, default=300)
+    p.add_argument("--heldout-sentences", type=_positive, default=300,
+                   help="sentences whose masked words measure the LM effect")  # fmt: skip
+    p.add_argument("--no-recovery", action="store_true", help="skip the later-layer probes")
+
+
+def erase_stem(model: str, dataset: str, task: str, method: str) -> str:
+    from probing.probes.store import output_stem
+
+    return f"{output_stem(model, dataset, task)}__erase-{method}"
+
+
+def run_erase(args: argparse.Namespace) -> int:
+    from probing.interventions.data import task_field
+    from probing.interventions.erasure_run import ErasureSpec, run_erasure
+    from probing.models.registry import load_encoder
+
+    dataset, _ = task_field(args.task, args.dataset)
+    stem = erase_stem(args.model, dataset, args.task, args.method)
+    refuse_shipped(_files(args.out, stem), args.overwrite)
+    spec = ErasureSpec(
+        model=args.model, task=args.task, dataset=dataset,
+        layers=None if args.layers is None else tuple(args.layers), method=args.method,
+        n_random=args.n_random, seeds=args.seeds, train_sentences=args.train_sentences,
+        test_sentences=args.test_sentences, heldout_sentences=args.heldout_sentences,
+        recovery=not args.no_recovery, n_boot=args.n_boot,
+    )  # fmt: skip
+    encoder = load_encoder(args.model)
+    result = run_erasure(encoder, spec, _progress(args.quiet)).to_json()
+    from probing.figures.interventions import erasure_figure, recovery_figure
+
+    figures = [erasure_figure(result)] + ([recovery_figure(result)] if result["recovery"] else [])
+    js = True if args.plotlyjs == "inline" else "cdn"
+    _write(Path(args.out), stem, result, result["rows"], figures, js)
+    if result["recovery"]:
+        import pandas as pd
+
+        from probing.io import atomic_write_text
+
+        atomic_write_text(
+            Path(args.out) / f"{stem}__recovery.csv",
+            pd.DataFrame(result["recovery"]).to_csv(index=False),
+        )
+    return 0
+
+
+# -- agreement ------------------------------------------------------------------------------
+
+
+def add_agreement_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``python -m probing agreement``."""
+    _common(p)
+    p.add_argument("--patch", action="store_true",
+                   help="also activation patching on the templated minimal pairs")  # fmt: skip
+    p.add_argument("--patch-every", type=_positive, default=24,
+                   help="patch every N-th templated pair (a fixed stride)")  # fmt: skip
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    from probing.figures.interventions import agreement_figure, patching_figure
+    from probing.interventions import agreement as ag
+    from probing.interventions.hooks import require_mlm
+    from probing.models.registry import load_encoder
+    from probing.probes.store import output_stem
+
+    stem = output_stem(args.model, "ud-ewt+templates", "agreement")
+    refuse_shipped(_files(args.out, stem), args.overwrite)
+    encoder = require_mlm(load_encoder(args.model), "Agreement")
+    say = _progress(args.quiet) or (lambda *_: None)
+    say("reading UD-EWT", 0, 1)
+    cases = ag.ud_cases() + ag.templated_cases()
+    prepared = ag.prepare(encoder, cases)
+    say("scoring", 0, 1)
+    correct = ag.margins(encoder, prepared) > 0
+    rows = ag.summary(cases, prepared.kept, correct, n_boot=args.n_boot)
+    payload: dict = {"model": encoder.name, "rows": rows,
+                     "n_cases": len(cases), "n_scored": len(prepared.kept),
+                     "left_out": "cases whose verb forms are not single pieces"}  # fmt: skip
+    figures = [agreement_figure(rows, "attractors"), agreement_figure(rows, "distance")]
+    if args.patch:
+        from probing.interventions.patching import pair_batches, patch_pairs
+
+        say("patching", 0, 1)
+        pairs = pair_batches(encoder, ag.templated_cases(every=args.patch_every))
+        payload["patching"] = patch_pairs(encoder, pairs, n_boot=args.n_boot)
+        grid = payload["patching"]
+        figures.append(patching_figure(grid["roles"], "Patching: layer × position role"))
+        figures.append(patching_figure(grid["heads"], "Patching: layer × head output"))
+    js = True if args.plotlyjs == "inline" else "cdn"
+    _write(Path(args.out), stem, payload, rows, figures, js)
+    return 0
+
+
+# -- ablate-heads ---------------------------------------------------------------------------
+
+
+def add_ablate_heads_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``python -m probing ablate-heads``."""
+    _common(p)
+    p.add_argument("--heldout-sentences", type=_positive, default=150,
+                   help="UD-EWT test sentences whose masked words measure the loss")  # fmt: skip
+    p.add_argument("--agreement-cases", type=_positive, default=600,
+                   help="UD-EWT agreement cases (evenly spaced) for the agreement change")  # fmt: skip
+
+
+def run_ablate_heads(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from probing.figures.interventions import head_importance_figure, pruning_figure
+    from probing.interventions import agreement as ag
+    from probing.interventions.data import labelled_sample
+    from probing.interventions.heads import ablate_heads
+    from probing.interventions.hooks import model_parts
+    from probing.interventions.masked_words import masked_batches
+    from probing.models.registry import load_encoder
+    from probing.probes.store import output_stem
+
+    stem = output_stem(args.model, "ud-ewt", "ablate-heads")
+    refuse_shipped(_files(args.out, stem), args.overwrite)
+    encoder = load_encoder(args.model)
+    model_parts(encoder)  # NoLMHeadError before any data is read
+    held = labelled_sample("ud-ewt", "test", "upos", args.heldout_sentences)
+    batches = masked_batches(encoder, held.sentences)
+    cases = ag.ud_cases()
+    if len(cases) > args.agreement_cases:
+        idx = np.unique(np.linspace(0, len(cases) - 1, args.agreement_cases).round().astype(int))
+        cases = [cases[i] for i in idx]
+    prepared = ag.prepare(encoder, cases)
+    groups = [cases[i].group for i in prepared.kept]
+    result = ablate_heads(encoder, batches, prepared, groups, args.n_boot, _progress(args.quiet))
+    result["model"] = encoder.name
+    figures = [
+        head_importance_figure(result["importance"], "Head importance (Michel et al. I_h)"),
+        pruning_figure(result["curve"]),
+    ]
+    js = True if args.plotlyjs == "inline" else "cdn"
+    _write(Path(args.out), stem, result, result["heads"], figures, js)
+    return 0

@@ -1,0 +1,187 @@
+"""Figures of the interventions: erasure by layer, agreement by attractors/distance, the
+patching heat map, head importance and the pruning curve (plotly; pages and CLI share them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+_COLOURS = {"before": "#1f77b4", "erased": "#d62728", "random": "#7f7f7f", "majority": "#bcbd22"}
+
+
+def _band(fig, x, rows, key, name, colour, row=1, col=1, dash=None):  # noqa: ANN001, ANN202
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=[r[key] for r in rows],
+            name=name,
+            mode="lines+markers",
+            line={"color": colour, "dash": dash},
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [r[f"{key}_hi"] - r[key] for r in rows],
+                "arrayminus": [r[key] - r[f"{key}_lo"] for r in rows],
+            },
+            legendgroup=name,
+            showlegend=row == 1 and col == 1,
+        ),
+        row=row,
+        col=col,
+    )
+
+
+def erasure_figure(result: dict) -> go.Figure:
+    """Probe accuracy (left) and masked-LM loss (right, when measured) by erased layer,
+    each with its 95 % CI; ``result`` is an ErasureResult's JSON."""
+    rows = sorted(result["rows"], key=lambda r: r["layer"])
+    x = [r["layer"] for r in rows]
+    has_lm = bool(rows) and "lm_loss_clean" in rows[0]
+    spec = result["spec"]
+    fig = make_subplots(
+        rows=1,
+        cols=2 if has_lm else 1,
+        subplot_titles=(
+            ["probe accuracy on test", "masked-LM loss on held-out words (nats)"]
+            if has_lm
+            else ["probe accuracy on test"]
+        ),
+    )
+    method = spec["method"].upper()
+    _band(fig, x, rows, "acc_before", "before erasure", _COLOURS["before"])
+    _band(fig, x, rows, "acc_erased", f"{method}-erased", _COLOURS["erased"])
+    _band(fig, x, rows, "acc_random", "random subspace, same rank", _COLOURS["random"], dash="dot")
+    _band(fig, x, rows, "majority", "majority baseline", _COLOURS["majority"], dash="dash")
+    if has_lm:
+        _band(fig, x, rows, "lm_loss_clean", "before erasure", _COLOURS["before"], col=2)
+        _band(fig, x, rows, "lm_loss_erased", f"{method}-erased", _COLOURS["erased"], col=2)
+        _band(fig, x, rows, "lm_loss_random", "random subspace, same rank", _COLOURS["random"],
+              col=2, dash="dot")  # fmt: skip
+    fig.update_xaxes(title_text="erased layer", dtick=1)
+    fig.update_layout(
+        title=f"{result['meta']['model']}: erasing {spec['task']} ({method}) layer by layer",
+        height=420,
+        legend={"orientation": "h", "y": -0.2},
+        margin={"t": 70},
+    )
+    return fig
+
+
+def recovery_figure(result: dict) -> go.Figure:
+    """Probe accuracy at later layers after erasing at each layer (heat map)."""
+    rec = result["recovery"]
+    erased = sorted({r["erased_layer"] for r in rec})
+    probed = sorted({r["probed_layer"] for r in rec})
+    z = [[None] * len(probed) for _ in erased]
+    text = [[""] * len(probed) for _ in erased]
+    for r in rec:
+        i, j = erased.index(r["erased_layer"]), probed.index(r["probed_layer"])
+        z[i][j] = r["acc_after"]
+        text[i][j] = f"{r['acc_after']:.2f}<br>({r['acc_after_lo']:.2f}–{r['acc_after_hi']:.2f})"
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=[str(p) for p in probed], y=[str(e) for e in erased], text=text,
+            texttemplate="%{text}", colorscale="Blues", colorbar={"title": "accuracy"},
+            zmin=0, zmax=1,
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        title="Does it come back? probe accuracy at later layers after erasing at one",
+        xaxis_title="probed layer",
+        yaxis_title="erased layer",
+        height=360,
+    )
+    return fig
+
+
+def agreement_figure(rows: Sequence[dict], by: str) -> go.Figure:
+    """Agreement accuracy with CIs by ``by`` (``attractors`` or ``distance``), one bar
+    group per source (rows: ``source``, ``by``, ``value``, ``accuracy``, ``_lo``, ``_hi``)."""
+    fig = go.Figure()
+    for source in dict.fromkeys(r["source"] for r in rows):
+        sub = [r for r in rows if r["source"] == source and r["by"] == by]
+        fig.add_trace(
+            go.Bar(
+                x=[str(r["value"]) for r in sub],
+                y=[r["accuracy"] for r in sub],
+                name=source,
+                text=[f"n={r['n']}" for r in sub],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [r["accuracy_hi"] - r["accuracy"] for r in sub],
+                    "arrayminus": [r["accuracy"] - r["accuracy_lo"] for r in sub],
+                },
+            )
+        )
+    fig.update_layout(
+        title=f"Subject-verb agreement accuracy by {by}",
+        xaxis_title=by,
+        yaxis_title="accuracy (P(correct form) > P(wrong form))",
+        yaxis_range=[0, 1.05],
+        barmode="group",
+        height=380,
+    )
+    return fig
+
+
+def patching_figure(grid: dict, title: str = "Activation patching") -> go.Figure:
+    """Layer × role (or layer × head) heat map of the fraction of the logit difference that
+    the patch moves; ``grid``: ``x`` labels, ``y`` labels, ``z`` values, ``lo``/``hi``."""
+    text = [
+        [f"{v:.2f}<br>({lo:.2f}–{hi:.2f})" for v, lo, hi in zip(zr, lr, hr, strict=True)]
+        for zr, lr, hr in zip(grid["z"], grid["lo"], grid["hi"], strict=True)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid["z"], x=grid["x"], y=grid["y"], text=text, texttemplate="%{text}",
+            colorscale="RdBu", zmid=0, colorbar={"title": "fraction moved"},
+        )
+    )  # fmt: skip
+    fig.update_layout(title=title, xaxis_title=grid.get("x_title", "position role"),
+                      yaxis_title="layer", height=420)  # fmt: skip
+    return fig
+
+
+def head_importance_figure(importance: Sequence[Sequence[float]], title: str) -> go.Figure:
+    """(layers × heads) importance heat map."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=importance,
+            x=[f"head {h}" for h in range(len(importance[0]))],
+            y=[f"layer {b + 1}" for b in range(len(importance))],
+            colorscale="Viridis",
+            colorbar={"title": "importance"},
+        )
+    )
+    fig.update_layout(title=title, height=360)
+    return fig
+
+
+def pruning_figure(curve: Sequence[dict]) -> go.Figure:
+    """Masked-LM top-1 and agreement accuracy as heads are removed by importance."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["masked-LM top-1", "agreement accuracy"])
+    x = [c["heads_removed"] for c in curve]
+    for col, key in ((1, "lm_top1"), (2, "agreement")):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[c[key] for c in curve],
+                mode="lines+markers",
+                name=key,
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [c[f"{key}_hi"] - c[key] for c in curve],
+                    "arrayminus": [c[key] - c[f"{key}_lo"] for c in curve],
+                },
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_xaxes(title_text="heads removed (least important first)")
+    fig.update_layout(title="Progressive head pruning (Michel et al. 2019)", height=380)
+    return fig

@@ -1,0 +1,270 @@
+"""Activation patching on minimal pairs (causal mediation, Vig et al. 2020; Finlayson et al.
+2021 for agreement).
+
+A pair is two sentences that differ only in the subject's number, the verb masked in both.
+The *base* run reads one; the *source* run the other. Copying the source's hidden state at
+(layer, positions of one role) into the base run moves the base's logit difference
+``d = logit(source's verb form) - logit(base's verb form)`` at the mask towards the
+source's. Reported
+per cell: the fraction moved, ``Σ (d_patched - d_base) / Σ (d_source - d_base)`` over pairs
+(both directions), with a pair-bootstrap CI; per attention head, the same with the head's
+output (all positions) copied. Where this differs from Vig et al.: their indirect effect is a
+ratio of probability ratios per item, averaged; the ratio of summed logit differences here
+does not blow up on pairs whose total effect is near zero, and 1 means the patch carries the
+whole effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from probing.errors import MinimalPairLengthError
+from probing.interventions.agreement import AgreementCase, single_piece_id
+from probing.interventions.hooks import (
+    head_outputs,
+    mlm_logits,
+    model_parts,
+    recorded_hidden,
+    replaced_hidden,
+)
+
+ROLES = ("subject", "attractor", "verb", "other")
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """Pairs of one shape: ``base``/``source`` inputs (B, T); ``mask`` position (B,);
+    ``ids`` (B, 2) the base's and the source's verb form ids; ``roles`` role -> (B, T) bool."""
+
+    base: dict[str, torch.Tensor]
+    source: dict[str, torch.Tensor]
+    mask: torch.Tensor
+    ids: torch.Tensor
+    roles: dict[str, torch.Tensor]
+    groups: list[str]
+
+
+def _tokenise(encoder, words: list[list[str]]):  # noqa: ANN001, ANN202
+    enc = encoder.tokenizer(words, is_split_into_words=True, padding=True, return_tensors="pt")
+    keys = ("input_ids", "attention_mask", "token_type_ids")
+    return enc, {k: enc[k] for k in keys if k in enc}
+
+
+def pair_batches(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001
+    """Minimal pairs from templated cases (consecutive Sing/Plur cases of one template
+    instance), both directions, batched by piece length.
+
+    Raises:
+        MinimalPairLengthError: a pair whose sentences tokenize to different lengths.
+    """
+    by_group: dict[str, list[AgreementCase]] = {}
+    for c in cases:
+        by_group.setdefault(c.group, []).append(c)
+    pairs = []
+    for group, cs in by_group.items():
+        sing = [c for c in cs if c.number == "Sing"]
+        plur = [c for c in cs if c.number == "Plur"]
+        if sing and plur:
+            pairs.append((sing[0], plur[0], group))
+            pairs.append((plur[0], sing[0], group))
+    return make_batches(encoder, pairs, batch_size)
+
+
+def make_batches(encoder, pairs, batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001
+    """(base case, source case, group) triples -> batches of equal piece length."""
+    tok = encoder.tokenizer
+    shaped: dict[int, list] = {}
+    for base, source, group in pairs:
+        # (the base's form, the source's form): d = logit(source's) - logit(base's) moves
+        # up in both directions of a pair
+        own, other = single_piece_id(encoder, base.correct), single_piece_id(encoder, base.wrong)
+        if own is None or other is None:
+            continue
+        words_b = _masked_words(base, tok.mask_token)
+        words_s = _masked_words(source, tok.mask_token)
+        nb = len(tok(words_b, is_split_into_words=True)["input_ids"])
+        ns = len(tok(words_s, is_split_into_words=True)["input_ids"])
+        if nb != ns:
+            raise MinimalPairLengthError(
+                f"{' '.join(base.words)!r} is {nb} pieces and {' '.join(source.words)!r} is "
+                f"{ns}: patching copies states position by position, so both must be as long."
+            )
+        shaped.setdefault(nb, []).append((base, words_b, words_s, (own, other), group))
+    batches = []
+    for items in shaped.values():
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            enc_b, base = _tokenise(encoder, [w for _, w, _, _, _ in chunk])
+            _, source = _tokenise(encoder, [w for _, _, w, _, _ in chunk])
+            mask_id = tok.mask_token_id
+            mask = (base["input_ids"] == mask_id).int().argmax(1)
+            roles = {r: torch.zeros_like(base["input_ids"], dtype=torch.bool) for r in ROLES}
+            for b, (case, *_rest) in enumerate(chunk):
+                for p, w in enumerate(enc_b.word_ids(b)):
+                    role = _role(case, w, p == int(mask[b]))
+                    roles[role][b, p] = True
+            batches.append(
+                PairBatch(
+                    base,
+                    source,
+                    mask,
+                    torch.tensor([c[3] for c in chunk]),
+                    roles,
+                    [c[4] for c in chunk],
+                )  # fmt: skip
+            )
+    return batches
+
+
+def _masked_words(case: AgreementCase, mask_token: str) -> list[str]:
+    words = list(case.words)
+    words[case.verb] = mask_token
+    return words
+
+
+def _role(case: AgreementCase, word: int | None, is_mask: bool) -> str:
+    if is_mask:
+        return "verb"
+    if word == case.subject:
+        return "subject"
+    if word is not None and case.attractors and word == case.verb - 1 - _attractor_offset(case):
+        return "attractor"
+    return "other"
+
+
+def _attractor_offset(case: AgreementCase) -> int:
+    """Templated attractors sit right before the verb ('near the A V') or before 'like(s)'."""
+    return 1 if case.source == "across object relative" else 0
+
+
+def _at_mask(encoder, inputs: dict, mask: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+    return mlm_logits(encoder, inputs, torch.arange(len(mask)), mask)  # (B, V)
+
+
+def _diff(at: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """logit(source's form) - logit(base's form) from (B, V) logits at the mask."""
+    ids = ids.to(at.device)
+    return at.gather(1, ids[:, 1:2]).squeeze(1) - at.gather(1, ids[:, :1]).squeeze(1)
+
+
+@torch.inference_mode()
+def patch_pairs(encoder, batches: Sequence[PairBatch], n_boot: int = 1000) -> dict:  # noqa: ANN001
+    """Fractions moved per (layer, role) and per (layer, head), with CIs (module doc)."""
+    from probing.interventions.stats import PairedBootstrap
+
+    parts = model_parts(encoder)
+    L, H = parts.n_layers, parts.n_heads
+    base_d, src_d, groups = [], [], []
+    cell: dict[tuple, list] = {}
+    for batch in batches:
+        src_heads: dict[int, torch.Tensor] = {}
+
+        def keep(b: int, heads: torch.Tensor, store=src_heads) -> torch.Tensor:  # noqa: ANN001
+            store[b] = heads.clone()
+            return heads
+
+        with recorded_hidden(parts) as src_hidden, head_outputs(parts, keep):
+            src_logits = _at_mask(encoder, batch.source, batch.mask)
+        d_base = _diff(_at_mask(encoder, batch.base, batch.mask), batch.ids)
+        base_d.append(d_base)
+        src_d.append(_diff(src_logits, batch.ids))
+        groups.extend(batch.groups)
+        for layer in range(L + 1):
+            for role in ROLES:
+                where = batch.roles[role][..., None].to(encoder.device)
+                src = src_hidden[layer]
+                with replaced_hidden(parts, layer, lambda h, w=where, s=src: torch.where(w, s, h)):
+                    d = _diff(_at_mask(encoder, batch.base, batch.mask), batch.ids)
+                cell.setdefault(("role", layer, role), []).append(d - d_base)
+        for b in range(L):
+            for h in range(H):
+
+                def put(_blk: int, heads: torch.Tensor, h=h, src=src_heads[b]) -> torch.Tensor:  # noqa: ANN001
+                    out = heads.clone()
+                    out[:, :, h] = src[:, :, h]
+                    return out
+
+                with head_outputs(parts, put, blocks=[b]):
+                    d = _diff(_at_mask(encoder, batch.base, batch.mask), batch.ids)
+                cell.setdefault(("head", b, h), []).append(d - d_base)
+    total = (torch.cat(src_d) - torch.cat(base_d)).cpu().numpy()
+    boot = PairedBootstrap(groups, n_boot=n_boot, seed=0)
+    te = boot.mean(total)
+
+    def grid(kind: str, ys: list, xs: list) -> dict:
+        z, lo, hi = [], [], []
+        for y in ys:
+            zr, lr, hr = [], [], []
+            for x in xs:
+                num = torch.cat(cell[(kind, y, x)]).cpu().numpy()
+                est = boot.ratio(num, total)
+                zr.append(est.value)
+                lr.append(est.ci_low)
+                hr.append(est.ci_high)
+            z.append(zr)
+            lo.append(lr)
+            hi.append(hr)
+        return {"z": z, "lo": lo, "hi": hi}
+
+    roles = grid("role", list(range(L + 1)), list(ROLES))
+    roles.update(x=list(ROLES), y=[str(layer) for layer in range(L + 1)], x_title="position role")
+    heads = grid("head", list(range(L)), list(range(H)))
+    heads.update(x=[f"head {h}" for h in range(H)], y=[str(b + 1) for b in range(L)],
+                 x_title="attention head (output patched at every position)")  # fmt: skip
+    return {
+        "roles": roles,
+        "heads": heads,
+        "total_effect": te.as_dict(),
+        "n_pairs": int(len(total)),
+        "n_groups": len(set(groups)),
+    }
+
+
+def user_pair(sentence_a: str, sentence_b: str, forms: tuple[str, str]) -> list:
+    """Both directions of a pair typed by a user: two sentences with ``[MASK]`` at the verb,
+    differing in the subject; ``forms`` = (singular, plural). The subject is taken to be the
+    first word that differs; sentence A is read as the singular one.
+
+    Raises:
+        MinimalPairLengthError: different numbers of words, or no word differs.
+        InvalidArgumentError: no ``[MASK]`` in sentence A, or not in the same place in B.
+    """
+    from probing.encoders.base import split_words
+    from probing.errors import InvalidArgumentError
+
+    a = [w for w in split_words(sentence_a.replace("[MASK]", " MASKTOKEN "))]
+    b = [w for w in split_words(sentence_b.replace("[MASK]", " MASKTOKEN "))]
+    if len(a) != len(b):
+        raise MinimalPairLengthError(
+            f"The two sentences have {len(a)} and {len(b)} words; a minimal pair differs in "
+            "the subject's form only."
+        )
+    if "MASKTOKEN" not in a or a.index("MASKTOKEN") != (
+        b.index("MASKTOKEN") if "MASKTOKEN" in b else -1
+    ):
+        raise InvalidArgumentError("Put [MASK] where the verb goes, at the same place in both.")
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if not diff:
+        raise MinimalPairLengthError("The two sentences are the same; change the subject's number.")
+    verb = a.index("MASKTOKEN")
+    sg, pl = forms
+    ca = AgreementCase(tuple(w if w != "MASKTOKEN" else sg for w in a), verb, diff[0], "Sing",
+                       sg, pl, 0, verb - diff[0], "yours", "yours")  # fmt: skip
+    cb = AgreementCase(tuple(w if w != "MASKTOKEN" else pl for w in b), verb, diff[0], "Plur",
+                       pl, sg, 0, verb - diff[0], "yours", "yours")  # fmt: skip
+    return [(ca, cb, "yours"), (cb, ca, "yours")]
+
+
+def patch_all_positions(encoder, batch: PairBatch, layer: int) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+    """(patched base logits, source logits) at the mask, with every position of ``layer``
+    copied from the source run: at the last layer the two must be equal (a check of the hooks)."""
+    parts = model_parts(encoder)
+    with torch.inference_mode():
+        with recorded_hidden(parts) as src_hidden:
+            src_logits = _at_mask(encoder, batch.source, batch.mask)
+        with replaced_hidden(parts, layer, lambda h: src_hidden[layer]):
+            patched = _at_mask(encoder, batch.base, batch.mask)
+    return patched, src_logits

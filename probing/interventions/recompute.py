@@ -1,0 +1,117 @@
+"""Word vectors of every layer after replacing layer ``l`` (later layers recomputed), for the
+BERT family (a forward hook) and ELMo (its two LSTM stacks re-run from the replaced layer).
+
+ELMo's layer ``l`` is ``[forward_l; backward_l]``: the replaced vector's halves go on into
+their own direction's next LSTM layer (layer 0, ``[x; x]``, gives each direction its half),
+with the residual connection as in :class:`probing.encoders.elmo.ElmoBiLm`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+
+from probing.interventions.hooks import check_layer, model_parts, recorded_hidden, replaced_hidden
+
+VectorFn = Callable[[torch.Tensor], torch.Tensor]  # (..., dim) -> (..., dim)
+
+
+@torch.inference_mode()
+def layers_after(
+    encoder,  # noqa: ANN001 - TransformersMaskedLM or ElmoEncoder
+    sentences: Sequence[Sequence[str]],
+    layer: int,
+    fn: VectorFn,
+    batch_size: int = 32,
+) -> list[np.ndarray]:
+    """Per sentence float32 (n_layers + 1, n_words, dim): first-piece word vectors with
+    ``fn`` applied to every word piece of layer ``layer`` (layers below are unchanged)."""
+    from probing.encoders.elmo import ElmoEncoder
+
+    check_layer(layer, int(encoder.info.n_layers))
+    out: list[np.ndarray] = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = [list(s) for s in sentences[start : start + batch_size]]
+        if isinstance(encoder, ElmoEncoder):
+            out.extend(_elmo_layers(encoder, chunk, layer, fn))
+        else:
+            out.extend(_bert_layers(encoder, chunk, layer, fn))
+    return out
+
+
+def _bert_layers(encoder, chunk: list[list[str]], layer: int, fn: VectorFn) -> list[np.ndarray]:  # noqa: ANN001
+    parts = model_parts(encoder)
+    tok = encoder.tokenizer
+    enc = tok(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
+    word_pos = torch.tensor(
+        [[w is not None for w in enc.word_ids(b)] for b in range(len(chunk))]
+    ).to(encoder.device)
+
+    def replace(h: torch.Tensor) -> torch.Tensor:
+        return torch.where(word_pos[..., None], fn(h), h)
+
+    inputs = {
+        k: enc[k].to(encoder.device)
+        for k in ("input_ids", "attention_mask", "token_type_ids")
+        if k in enc
+    }
+    # Hooks run in the order they were registered: the replacing one first, so that the
+    # recording hook of the same module sees the replaced state.
+    with replaced_hidden(parts, layer, replace), recorded_hidden(parts) as store:
+        encoder.model(**inputs)
+    hidden = torch.stack(store).float().cpu().numpy()  # (L+1, B, T, D)
+    result = []
+    for b, words in enumerate(chunk):
+        first: dict[int, int] = {}
+        for p, w in enumerate(enc.word_ids(b)):
+            if w is not None and w not in first:
+                first[w] = p
+        idx = [first[w] for w in range(len(words))]
+        result.append(np.ascontiguousarray(hidden[:, b, idx]))
+    return result
+
+
+def _elmo_layers(encoder, chunk: list[list[str]], layer: int, fn: VectorFn) -> list[np.ndarray]:  # noqa: ANN001
+    from probing.encoders.elmo import batch_to_char_ids, reverse_padded
+
+    model = encoder.model
+    cfg = model.config
+    ids = batch_to_char_ids(chunk, cfg.max_characters_per_token).to(encoder.device)
+    B, T, _ = ids.shape
+    mask = (ids > 0).any(dim=-1)
+    lengths = mask.sum(dim=1)
+    words = torch.zeros(B, T, dtype=torch.bool, device=ids.device)
+    for b, s in enumerate(chunk):
+        words[b, 1 : len(s) + 1] = True  # not <S> / </S>
+    P = cfg.projection_dim
+    token = torch.zeros(B, T, P, device=ids.device)
+    unique, inverse = torch.unique(ids[mask], dim=0, return_inverse=True)
+    token[mask] = model.token_encoder(unique)[inverse].float()
+
+    def replace(f: torch.Tensor, bw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        both = torch.cat([f, bw], dim=-1)
+        both = torch.where(words[..., None], fn(both), both)
+        return both[..., :P], both[..., P:]
+
+    state = model.zero_state(B, token)
+    fwd_in, bwd_in = token, token
+    if layer == 0:
+        fwd_in, bwd_in = replace(token, token)
+    layers = [torch.cat([fwd_in, bwd_in], dim=-1)]
+    x = [fwd_in, reverse_padded(bwd_in, lengths)]  # the backward LM reads reversed
+    for li in range(cfg.n_layers):
+        outs = []
+        for direction in range(2):
+            out, _ = model.lstms[direction][li](x[direction], mask, state[direction][li])
+            if cfg.use_skip_connections and li > 0:
+                out = out + x[direction]
+            outs.append(out)
+        f, bw = outs[0], reverse_padded(outs[1], lengths)
+        if li + 1 == layer:
+            f, bw = replace(f, bw)
+        layers.append(torch.cat([f, bw], dim=-1))
+        x = [f, reverse_padded(bw, lengths)]
+    stacked = torch.stack(layers).float().cpu().numpy()  # (L+1, B, T, 2P)
+    return [np.ascontiguousarray(stacked[:, b, 1 : len(s) + 1]) for b, s in enumerate(chunk)]

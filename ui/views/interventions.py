@@ -1,0 +1,247 @@
+"""The Interventions page: does the model use what the probe finds?
+
+Precomputed sweeps (``results/interventions``, made by ``results/regenerate.sh``) open at
+once; one-sentence actions call :mod:`probing.interventions.sentence` and the patching /
+agreement functions; fitting an eraser runs in the background job system.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from probing import config
+from probing.figures.interventions import (
+    agreement_figure,
+    erasure_figure,
+    head_importance_figure,
+    patching_figure,
+    pruning_figure,
+    recovery_figure,
+)
+from ui import background
+from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.state import persist
+
+RESULTS = config.REPO_ROOT / "results" / "interventions"
+TASKS = {"pos": "ud-ewt", "deprel": "ud-ewt", "supersense": "semcor"}
+SENTENCE = "The keys to the old cabinet [MASK] on the table."
+PAIR = ("The key to the cabinets [MASK] here.", "The keys to the cabinet [MASK] here.")
+# Results of the MLM twin stand for the pretrained encoder (same weights, plus a head).
+SAME_WEIGHTS = {"minilm-l6": "minilm-l6-mlm"}
+
+
+@st.cache_data(show_spinner=False)
+def _load(path: str, mtime: float) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def stored(name: str) -> dict | None:
+    """A precomputed result file's JSON (None when absent or unreadable)."""
+    path = RESULTS / f"{name}.json"
+    return _load(str(path), path.stat().st_mtime) if path.is_file() else None
+
+
+def head_importance_panel(model: str, k: str = "") -> None:
+    """Head importance from the precomputed ablation run, under the Attention model view."""
+    source = SAME_WEIGHTS.get(model, model)
+    result = stored(f"{source}__ud-ewt__ablate-heads")
+    if result is None:
+        return
+    with st.expander("Head importance (ablation, Michel et al. 2019)", expanded=False):
+        st.plotly_chart(
+            head_importance_figure(result["importance"], f"{source}: head importance I_h"),
+            key=f"attn_head_importance{k}",
+        )
+        st.caption(
+            "|∂ masked-LM loss / ∂ head gate| on held-out UD-EWT words, each layer scaled to "
+            "unit length; "
+            + ("measured on minilm-l6-mlm (the same encoder weights with an MLM head). "
+               if source != model else "")
+            + "Per-head loss increases and the pruning curve are on the Interventions page."
+        )  # fmt: skip
+
+
+def render() -> None:
+    page_header(
+        "Interventions",
+        "A probe says a layer encodes something; does the model use it? Erase it, patch it, "
+        "switch heads off, and watch the model's predictions.",
+    )
+    names = model_picker()
+    if not names:
+        st.info("Pick a model in the sidebar.")
+        st.stop()
+    name = SAME_WEIGHTS.get(names[0], names[0])
+    if name != names[0]:
+        st.caption(f"{names[0]} has no MLM head; showing {name}, the same encoder with one.")
+    erase_tab, agree_tab, heads_tab = st.tabs(
+        ["Erasure (amnesic probing)", "Agreement & patching", "Heads"]
+    )
+    with erase_tab:
+        sweeps(name)
+        erase_sentence(name)
+    with agree_tab:
+        agreement_section(name)
+    with heads_tab:
+        heads_section(name)
+
+
+def sweeps(name: str) -> None:
+    task = st.selectbox("Task", list(TASKS), key=persist("iv_task", "pos"))
+    result = stored(f"{name}__{TASKS[task]}__{task}__erase-leace")
+    if result is None:
+        st.info(
+            f"No precomputed erasure sweep for {name} and {task}. Make one with "
+            f"`python -m probing erase --model {name} --task {task} --layers all --out DIR`."
+        )
+        return
+    st.plotly_chart(erasure_figure(result), key="iv_erasure")
+    meta = result["meta"]
+    st.caption(
+        f"LEACE erasure fitted on {meta['train_sentences']} training sentences, scored on "
+        f"{meta['test_sentences']} test sentences (95 % sentence-bootstrap CIs); random "
+        f"subspaces: {result['spec']['n_random']} draws of the same rank. LM effect: "
+        f"{meta['lm_effect']}."
+    )
+    if result["recovery"]:
+        st.plotly_chart(recovery_figure(result), key="iv_recovery")
+
+
+def erase_sentence(name: str) -> None:
+    st.subheader("Erase on your sentence")
+    text = st.text_input("Sentence with [MASK]", SENTENCE, key=persist("iv_text", SENTENCE))
+    encoder = get_encoder(name)
+    if encoder is None:
+        return
+    n_layers = int(encoder.info.n_layers)
+    c1, c2 = st.columns(2)
+    task = c1.selectbox("Erase", list(TASKS), key="iv_sent_task")
+    layer = c2.slider("at layer", 0, n_layers, min(3, n_layers), key="iv_sent_layer")
+    key = background.session_key("interventions-erase")
+    ended = background.collect(key)
+    if ended is not None:
+        if ended.error is not None:
+            with friendly_errors("Erasing"):
+                raise ended.error
+        else:
+            st.session_state["iv_kit"] = ended.result
+    if background.get(key) is not None:
+        background.show_progress(key, "Fitting the eraser and probes on 150 training sentences.")
+        return
+    kit = st.session_state.get("iv_kit")
+    if kit is None or (kit.task, kit.layer, kit.model) != (task, layer, name):
+        if st.button("Fit the eraser (about 10-30 s)", key="iv_fit"):
+            background.start(key, "Erasure", lambda sink: _fit(encoder, name, task, layer, sink))
+            st.rerun()
+        return
+    with friendly_errors("Erasing"):
+        from probing.encoders.base import split_words
+        from probing.interventions.hooks import require_mlm
+        from probing.interventions.sentence import erasing, fill_mask_under, labels_before_after
+
+        st.caption(f"{task} erased at layer {layer} (rank {kit.kit.eraser.rank}).")
+        if "[MASK]" in text.upper():
+            require_mlm(encoder, "Fill-mask")
+            before = fill_mask_under(encoder, text)
+            after = fill_mask_under(encoder, text, erasing(encoder, layer, kit.kit.eraser))
+            st.dataframe(_guesses(before, after), hide_index=True)
+        words = split_words(text.replace("[MASK]", " "))
+        rows = labels_before_after(encoder, kit.kit, words)
+        frame = {"word": words}
+        for at, (b, a) in rows.items():
+            frame[f"layer {at} before"] = b
+            frame[f"layer {at} after"] = a
+        st.dataframe(pd.DataFrame(frame), hide_index=True)
+
+
+class _Kit:
+    def __init__(self, model: str, task: str, layer: int, kit) -> None:  # noqa: ANN001
+        self.model, self.task, self.layer, self.kit = model, task, layer, kit
+
+
+def _fit(encoder, name: str, task: str, layer: int, sink) -> _Kit:  # noqa: ANN001
+    from probing.interventions.sentence import sentence_eraser
+
+    sink.progress(0.1, "Encoding 150 training sentences and fitting LEACE…")
+    kit = sentence_eraser(encoder, task, layer)
+    sink.progress(1.0, "done")
+    return _Kit(name, task, layer, kit)
+
+
+def _guesses(before, after) -> pd.DataFrame:  # noqa: ANN001
+    rows = []
+    for m, (b, a) in enumerate(zip(before, after, strict=True)):
+        for rank, ((tb, pb), (ta, pa)) in enumerate(zip(b, a, strict=True), start=1):
+            rows.append({"mask": m + 1, "rank": rank, "before": f"{tb} ({pb:.2f})",
+                         "after erasure": f"{ta} ({pa:.2f})"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def agreement_section(name: str) -> None:
+    result = stored(f"{name}__ud-ewt+templates__agreement")
+    if result is not None:
+        rows = result["rows"]
+        st.plotly_chart(agreement_figure(rows, "attractors"), key="iv_agree_attr")
+        st.plotly_chart(agreement_figure(rows, "distance"), key="iv_agree_dist")
+        if "patching" in result:
+            st.plotly_chart(patching_figure(result["patching"]["roles"],
+                                            "Patching on templated pairs: layer × role"),
+                            key="iv_patch_roles")  # fmt: skip
+    else:
+        st.info(f"No precomputed agreement run for {name}.")
+    st.subheader("Your minimal pair")
+    a = st.text_input("Sentence A (singular subject)", PAIR[0], key=persist("iv_pair_a", PAIR[0]))
+    b = st.text_input("Sentence B (plural subject)", PAIR[1], key=persist("iv_pair_b", PAIR[1]))
+    c1, c2 = st.columns(2)
+    sg = c1.text_input("Singular verb form", "is", key="iv_sg")
+    pl = c2.text_input("Plural verb form", "are", key="iv_pl")
+    if st.button("Check and patch", key="iv_patch"):
+        encoder = get_encoder(name)
+        with friendly_errors("Patching"):
+            from probing.interventions.patching import make_batches, patch_pairs, user_pair
+
+            batches = make_batches(encoder, user_pair(a, b, (sg.strip(), pl.strip())))
+            if not batches:
+                st.warning("Both verb forms must be single vocabulary pieces for this model.")
+                return
+            out = patch_pairs(encoder, batches, n_boot=200)
+            st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
+                            key="iv_user_roles")  # fmt: skip
+            st.caption(
+                "Fraction of the logit difference between the two verb forms that moves when "
+                "the states of one role are copied from the other sentence (both directions)."
+            )
+
+
+def heads_section(name: str) -> None:
+    result = stored(f"{name}__ud-ewt__ablate-heads")
+    if result is not None:
+        st.plotly_chart(head_importance_figure(result["importance"], "Head importance I_h"),
+                        key="iv_importance")  # fmt: skip
+        st.plotly_chart(pruning_figure(result["curve"]), key="iv_pruning")
+    else:
+        st.info(f"No precomputed head-ablation run for {name}.")
+    encoder = get_encoder(name)
+    if encoder is None:
+        return
+    st.subheader("Switch heads off")
+    text = st.text_input("Sentence with [MASK]", SENTENCE, key="iv_heads_text")
+    n_layers = int(encoder.info.n_layers)
+    n_heads = int(getattr(encoder.model.config, "num_attention_heads", 0) or 0)
+    options = [f"L{layer}-H{h}" for layer in range(1, n_layers + 1) for h in range(n_heads)]
+    off = st.multiselect("Heads off", options, key="iv_heads_off")
+    with friendly_errors("Fill-mask"):
+        from probing.interventions.sentence import fill_mask_under, heads_off
+
+        pairs = [(int(o[1 : o.index("-")]), int(o[o.index("H") + 1 :])) for o in off]
+        before = fill_mask_under(encoder, text)
+        after = fill_mask_under(encoder, text, heads_off(encoder, pairs))
+        st.dataframe(_guesses(before, after).rename(columns={"after erasure": "heads off"}),
+                     hide_index=True)  # fmt: skip
