@@ -105,7 +105,8 @@ def test_first_visit_preselects_the_embedded_fill_mask_model():
     assert not at.exception, at.exception
     assert at.sidebar.multiselect[0].value == ["minilm-l6-mlm"]
     if _has_delta():
-        assert not at.error and len(_charts(at)) == 6
+        # per mask: top-k bars, layer heatmap, rank line, logit vs tuned lens
+        assert not at.error and len(_charts(at)) == 8
     else:  # one readable message saying how to get the head
         assert len(at.error) == 1 and "minilm-l6-mlm" in at.error[0].value
 
@@ -141,7 +142,7 @@ def test_two_models_side_by_side(tiny_folder):
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     assert [s.value for s in at.subheader] == ["minilm-l6-mlm", tiny_folder]
-    assert len(_charts(at)) == 12
+    assert len(_charts(at)) == 14  # the tiny model has no tuned lens: no lens charts
     cards = " ".join(c.value for c in at.caption)
     assert (
         "trained here by ContextLens" in cards

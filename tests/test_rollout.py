@@ -37,6 +37,7 @@ def test_flow_by_hand():
     # min(.25,.25) + min(.75,.75) = 1, normalised → 1/3, 2/3. From token 0: .75 and .25.
     np.testing.assert_allclose(f, [[0.75, 0.25], [1 / 3, 2 / 3]], atol=1e-5)
     np.testing.assert_allclose(flow_weights(TOY, 1), [[0.75, 0.25], [0.25, 0.75]], atol=1e-5)
+    np.testing.assert_allclose(flow_weights(TOY, 2, query=1), [1 / 3, 2 / 3], atol=1e-5)
 
 
 def test_flow_refuses_long_inputs_with_a_typed_error():

@@ -58,8 +58,11 @@ def rollout(amap: AttentionMap, residual: bool = True) -> AttentionMap:
     return replace(amap, weights=np.ascontiguousarray(w))
 
 
-def flow_weights(weights: np.ndarray, layer: int, max_tokens: int = FLOW_MAX_TOKENS) -> np.ndarray:
-    """Attention flow from every token at ``layer`` (1-based) to the input tokens: (n, n).
+def flow_weights(
+    weights: np.ndarray, layer: int, max_tokens: int = FLOW_MAX_TOKENS, query: int | None = None
+) -> np.ndarray:
+    """Attention flow from every token at ``layer`` (1-based) to the input tokens: (n, n);
+    with ``query``, only that token's row (n,) (n max-flow problems instead of n²).
 
     Raises:
         InputTooLongError: more than ``max_tokens`` tokens.
@@ -78,11 +81,13 @@ def flow_weights(weights: np.ndarray, layer: int, max_tokens: int = FLOW_MAX_TOK
     for lyr in range(layer):
         cap[(lyr + 1) * n : (lyr + 2) * n, lyr * n : (lyr + 1) * n] = np.round(a[lyr] * _SCALE)
     graph = sparse.csr_array(cap.astype(np.int32))
-    out = np.zeros((n, n))
-    for i in range(n):
+    sources = range(n) if query is None else [query]
+    out = np.zeros((len(sources), n))
+    for r, i in enumerate(sources):
         for j in range(n):
-            out[i, j] = maximum_flow(graph, layer * n + i, j, method="dinic").flow_value
-    return out / out.sum(axis=-1, keepdims=True)
+            out[r, j] = maximum_flow(graph, layer * n + i, j, method="dinic").flow_value
+    out /= out.sum(axis=-1, keepdims=True)
+    return out if query is None else out[0]
 
 
 def flow(amap: AttentionMap, layer: int, max_tokens: int = FLOW_MAX_TOKENS) -> AttentionMap:

@@ -33,6 +33,7 @@ def share_comparison_figure(result: ShareComparison, dataset: str = "UD-EWT dev"
                 go.Scatter(
                     x=x + x[::-1],
                     y=part[f"{kind}_hi"].tolist() + part[f"{kind}_lo"].tolist()[::-1],
+                    mode="lines",
                     fill="toself", fillcolor=_band(colour), line={"width": 0},
                     hoverinfo="skip", showlegend=False,
                 ),

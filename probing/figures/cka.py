@@ -44,16 +44,17 @@ def cka_figure(result: CKAResult, title: str = "") -> go.Figure:
             "text": title
             or f"Linear CKA: {result.model_a} × {result.model_b}"
             f"<br><sup>{result.n_words} words of {result.n_sentences} "
-            f"{result.meta.get('dataset', '')} {result.meta.get('split', '')} sentences; unbiased "
+            f"{str(result.meta.get('dataset', '')).upper()} {result.meta.get('split', '')} sentences; unbiased "
             f"HSIC; 95 % sentence-bootstrap intervals ({result.n_boot} draws) in the hover</sup>"
         },
         width=len(b) * cell + margin["l"] + margin["r"] + 60,
         height=len(a) * cell + margin["t"] + margin["b"],
         margin=margin,
         xaxis={"tickvals": list(range(len(b))), "ticktext": b, "title": result.model_b,
-               "tickangle": -30},
+               "tickangle": -30, "showgrid": False, "zeroline": False},
         yaxis={"tickvals": list(range(len(a))), "ticktext": a, "title": result.model_a,
-               "autorange": "reversed", "scaleanchor": "x", "constrain": "domain"},
+               "autorange": "reversed", "scaleanchor": "x", "constrain": "domain",
+               "showgrid": False, "zeroline": False},
         plot_bgcolor="white",
     )  # fmt: skip
     return fig

@@ -22,11 +22,12 @@ def mixing_map_figure(
     fig.update_layout(
         title={
             "text": f"Attention {method} at layer {layer}"
-            f"<br><sup>row = token at layer {layer}, column = input token it draws on "
-            "(heads averaged, residual mixed in); rows sum to 1</sup>"
+            f"<br><sup>row: token at layer {layer}; column: input token it draws on"
+            "<br>heads averaged, residual mixed in; rows sum to 1</sup>"
         }
     )
     fig.data[0].colorbar.title.text = "share"
+    fig.update_layout(margin={"t": fig.layout.margin.t + 20})
     return fig
 
 

@@ -94,7 +94,7 @@ def rollout_flow_view(view: AttentionMap, k: str = "") -> None:
     rows = {"rollout": rolled.weights[layer - 1, 0, query]}
     flow_note = ""
     try:
-        rows["flow"] = flow_weights(view.weights, layer)[query]
+        rows["flow"] = flow_weights(view.weights, layer, query=query)
     except InputTooLongError as exc:
         flow_note = (
             f"Attention flow is computed for inputs of up to {FLOW_MAX_TOKENS} tokens (it solves "
@@ -103,7 +103,9 @@ def rollout_flow_view(view: AttentionMap, k: str = "") -> None:
     left, right = st.columns(2)
     with left, friendly_errors("Rollout map"):
         st.plotly_chart(
-            mixing_map_figure(rolled, layer, "rollout", focus=query), key=f"attn_rf_map{k}"
+            mixing_map_figure(rolled, layer, "rollout", focus=query),
+            key=f"attn_rf_map{k}",
+            width="content",
         )
     with right, friendly_errors("Feeding tokens"):
         st.plotly_chart(feeders_figure(view.tokens, query, layer, rows), key=f"attn_rf_bars{k}")

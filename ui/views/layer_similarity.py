@@ -46,7 +46,10 @@ def render() -> None:
 
 def shipped_view() -> None:
     """The committed results, one at a time."""
-    paths = shipped_results()
+    # Two models first (the headline comparison), then each model with itself.
+    paths = sorted(
+        shipped_results(), key=lambda p: p.stem.split("__")[0][4:] == p.stem.split("__")[1]
+    )
     if not paths:
         st.info("No committed CKA results: run `python -m probing cka --out results/cka`.")
         return
@@ -59,7 +62,7 @@ def shipped_view() -> None:
     )
     with friendly_errors("CKA result"):
         result = load_result(paths[names.index(picked)])
-        st.plotly_chart(cka_figure(result), key="cka_shipped_chart")
+        st.plotly_chart(cka_figure(result), key="cka_shipped_chart", width="content")
 
 
 def on_request_view() -> None:
@@ -99,6 +102,6 @@ def on_request_view() -> None:
             )
         bar.empty()
     if key in results:
-        st.plotly_chart(cka_figure(results[key]), key="cka_run_chart")
+        st.plotly_chart(cka_figure(results[key]), key="cka_run_chart", width="content")
     else:
         st.caption("Press the button: encoding and 200 bootstrap draws take 10-60 s on a CPU.")
