@@ -86,6 +86,10 @@ class Limits:
     max_lemma_occurrences: int = 2_000  # occurrences of one lemma in the sense-geometry view
     max_contextuality_sentences: int = 2_000  # corpus sentences for a contextuality run
     max_attention_corpus_sentences: int = 2_000  # corpus sentences for head statistics
+    # Words in one uploaded sentence, per kind of task (None = no cap; the memory estimate
+    # of probing.datasets.upload_budget still applies): tree-distance targets are n x n.
+    max_upload_sentence_words: int | None = None
+    max_tree_sentence_words: int | None = None
 
 
 def _env_number(name: str, default: float, scale: float = 1.0) -> float:
@@ -119,6 +123,8 @@ def limits() -> Limits:
             max_lemma_occurrences=300,
             max_contextuality_sentences=300,
             max_attention_corpus_sentences=200,
+            max_upload_sentence_words=500,
+            max_tree_sentence_words=200,
         )
     else:
         base = Limits(

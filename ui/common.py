@@ -203,6 +203,9 @@ def sidebar_pages() -> None:
 
 def page_header(title: str, blurb: str) -> None:
     """Common page title and a one-line explanation; the sidebar's page list."""
+    from ui import input_limits
+
+    input_limits.enforce()  # text limits kept on the server, before any work (issue 32)
     sidebar_pages()
     st.title(title)
     st.caption(blurb)
