@@ -48,3 +48,12 @@ def test_probe_help_parses_before_heavy_imports():
     text, heavy = _help("probe")
     assert "--sentence-pooling" in text and "--overwrite" in text
     assert not heavy, f"`probe --help` imported {heavy}"
+
+
+def test_training_help_parses_before_torch_is_imported():
+    text, heavy = _help("train-elmo")
+    assert "--max-tokens" in text and "--export-dir" in text
+    assert not heavy, f"`train-elmo --help` imported {heavy}"
+    text, heavy = _help("train-mlm-head")
+    assert "--unfreeze-top" in text and "--eval-masks" in text
+    assert not heavy, f"`train-mlm-head --help` imported {heavy}"

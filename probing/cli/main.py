@@ -72,8 +72,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.tuned_lens",
         "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",
     ),
-    "train-elmo": ("probing.training.elmo_lm", "train the embedded ELMo-mini bi-LM"),
-    "train-mlm-head": ("probing.training.mlm_head", "train the embedded fill-mask head"),
+    # options from a torch-free module: `--help` answers at once; the run imports torch
+    "train-elmo": ("probing.training.cli_args", "train the embedded ELMo-mini bi-LM"),
+    "train-mlm-head": ("probing.training.cli_args", "train the embedded fill-mask head"),
 }
 
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from probing.config import MODELS_DIR, cache_dir
+from probing.config import cache_dir
 from probing.config import data_dir as config_data_dir
 from probing.encoders.elmo import (
     ElmoConfig,
@@ -55,6 +55,7 @@ from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.training import corpus as training_corpus
 from probing.training.cards import elmo_card_values, render_card
 from probing.training.cards import reproducing_command as reproducing_command  # re-export
+from probing.training.cli_args import DEFAULT_EXPORT_DIR, add_train_elmo_arguments
 from probing.training.elmo_bilm import (
     MINI_CONFIG,
     BiLanguageModel,
@@ -69,7 +70,6 @@ from probing.training.loop import TrainingLoop
 
 LOG_NAME = "training_log.json"
 CHECKPOINT_NAME = "checkpoint.pt"
-DEFAULT_EXPORT_DIR = MODELS_DIR / "elmo-mini"
 
 
 def default_checkpoint_dir() -> Path:
@@ -131,60 +131,7 @@ def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Pat
 # -- training loop ------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the train-elmo options to ``parser`` (used by ``python -m probing train-elmo``)."""
-    a = parser.add_argument
-    # SUPPRESS: under ``python -m probing --data-dir X train-elmo`` a default here would
-    # overwrite the top-level option's value.
-    a(
-        "--data-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        help="data sets folder (default: CONTEXTLENS_DATA_DIR)",
-    )
-    a(
-        "--checkpoint-dir",
-        type=Path,
-        default=None,
-        help="default ~/.cache/contextlens/train/elmo-mini",
-    )
-    a("--export-dir", type=Path, default=DEFAULT_EXPORT_DIR, help="where the model is exported")
-    a("--fresh", action="store_true", help="ignore existing checkpoint and export; start over")
-    a("--vocab-size", type=int, default=50_000, help="LM softmax vocabulary (most frequent words)")
-    a("--max-len", type=int, default=60, help="longer sentences are cut into pieces")
-    a("--batch-tokens", type=int, default=2048, help="padded tokens per batch")
-    a("--lr", type=float, default=2e-3)
-    a("--warmup-tokens", type=int, default=500_000)
-    a("--max-tokens", type=int, default=20_000_000, help="stop after this many tokens (cosine end)")
-    a("--min-lr-ratio", type=float, default=0.05, help="final lr as a fraction of --lr")
-    a("--clip", type=float, default=1.0, help="gradient norm clip")
-    a("--dropout", type=float, default=0.1)
-    a("--seed", type=int, default=0)
-    a(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (default 1; set OMP_WAIT_POLICY=PASSIVE)",
-    )
-    a("--checkpoint-minutes", type=float, default=5.0)
-    a("--export-minutes", type=float, default=10.0, help="evaluate + export this often")
-    a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev to score")
-    a("--log-every", type=int, default=50, help="print progress every N steps")
-    a("--max-steps", type=int, default=None, help="stop after N steps this run (smoke tests)")
-    a(
-        "--max-sentences",
-        type=int,
-        default=None,
-        help="use only the first N sentences (smoke tests)",
-    )
-    a(
-        "--write-card",
-        type=Path,
-        default=None,
-        metavar="FOLDER",
-        help="only regenerate FOLDER/README.md from its training_log.json, then exit",
-    )
-    return parser
+add_arguments = add_train_elmo_arguments  # the options live in a torch-free module
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 
 from probing.io import atomic_write
+from probing.training.cli_args import EVAL_MASKS as EVAL_MASKS
+from probing.training.cli_args import EVAL_SEED as EVAL_SEED
 
 MLM_PROB = 0.15
 MASK_FRAC, RANDOM_FRAC = 0.8, 0.1  # of the selected pieces; the rest are kept as they are
 FIRST_REAL_PIECE = 999  # bert-base-uncased vocab: ids below are [PAD], [unused*], specials
-EVAL_SEED = 1234
-EVAL_MASKS = 20_000
 
 
 # -- data ---------------------------------------------------------------------------------

@@ -35,10 +35,10 @@ import torch
 
 from probing.config import cache_dir
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
-from probing.models.embedded import MINILM_MLM_DELTA
 from probing.models.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
 from probing.training import corpus as training_corpus
 from probing.training.cards import mlm_card_values, render_card
+from probing.training.cli_args import add_train_mlm_head_arguments
 from probing.training.loop import TrainingLoop
 from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers of this module
     EVAL_MASKS,
@@ -105,39 +105,7 @@ def write_model_card(export_dir: Path, log: dict[str, Any]) -> None:
 # -- the loop -------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of ``train-mlm-head`` (shared by the ``probing`` CLI and ``-m`` entry point)."""
-    parser.add_argument("--data-dir", type=Path, default=None, help="data sets folder")
-    parser.add_argument(
-        "--max-tokens", type=int, default=30_000_000, help="word pieces to train on"
-    )
-    parser.add_argument(
-        "--unfreeze-top", type=int, default=4, help="encoder layers (from the top) to retrain"
-    )
-    parser.add_argument("--seq-len", type=int, default=128, help="pieces per packed sequence")
-    parser.add_argument("--batch-size", type=int, default=32, help="sequences per step")
-    parser.add_argument("--lr", type=float, default=2e-4, help="peak lr of retrained layers")
-    parser.add_argument("--lr-head", type=float, default=1e-3, help="peak lr of the new head")
-    parser.add_argument("--weight-decay", type=float, default=0.01)
-    parser.add_argument("--warmup-tokens", type=int, default=100_000)
-    parser.add_argument("--schedule", choices=("linear", "cosine"), default="linear")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--checkpoint-dir", type=Path, default=None)
-    parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
-    parser.add_argument(
-        "--export-dir", type=Path, default=MINILM_MLM_DELTA, help="where the delta goes"
-    )
-    parser.add_argument("--eval-every", type=int, default=1_000_000, help="tokens between evals")
-    parser.add_argument("--eval-masks", type=int, default=EVAL_MASKS)
-    parser.add_argument("--eval-seed", type=int, default=EVAL_SEED)
-    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
-    parser.add_argument("--log-every", type=int, default=20, help="steps between log lines")
-    parser.add_argument("--fresh", action="store_true", help="ignore checkpoint and delta")
-    parser.add_argument(
-        "--write-card", type=Path, default=None, metavar="FOLDER",
-        help="only rewrite FOLDER/README.md from its training_log.json, then exit",
-    )  # fmt: skip
+add_arguments = add_train_mlm_head_arguments  # the options live in a torch-free module
 
 
 def _log(msg: str) -> None:

@@ -1,0 +1,121 @@
+"""Options of ``train-elmo`` and ``train-mlm-head``, in a module without torch: the CLI
+builds a command's parser from here, so ``--help`` answers at once (it took 12 s while the
+training modules loaded torch first); the run imports the training module.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from probing.config import MODELS_DIR
+from probing.models.embedded import MINILM_MLM_DELTA
+
+DEFAULT_EXPORT_DIR = MODELS_DIR / "elmo-mini"
+EVAL_SEED = 1234  # the fill-mask evaluation's masks (probing.training.mlm_data re-exports)
+EVAL_MASKS = 20_000
+
+
+def add_train_elmo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the train-elmo options to ``parser`` (used by ``python -m probing train-elmo``)."""
+    a = parser.add_argument
+    # SUPPRESS: under ``python -m probing --data-dir X train-elmo`` a default here would
+    # overwrite the top-level option's value.
+    a(
+        "--data-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="data sets folder (default: CONTEXTLENS_DATA_DIR)",
+    )
+    a(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        help="default ~/.cache/contextlens/train/elmo-mini",
+    )
+    a("--export-dir", type=Path, default=DEFAULT_EXPORT_DIR, help="where the model is exported")
+    a("--fresh", action="store_true", help="ignore existing checkpoint and export; start over")
+    a("--vocab-size", type=int, default=50_000, help="LM softmax vocabulary (most frequent words)")
+    a("--max-len", type=int, default=60, help="longer sentences are cut into pieces")
+    a("--batch-tokens", type=int, default=2048, help="padded tokens per batch")
+    a("--lr", type=float, default=2e-3)
+    a("--warmup-tokens", type=int, default=500_000)
+    a("--max-tokens", type=int, default=20_000_000, help="stop after this many tokens (cosine end)")
+    a("--min-lr-ratio", type=float, default=0.05, help="final lr as a fraction of --lr")
+    a("--clip", type=float, default=1.0, help="gradient norm clip")
+    a("--dropout", type=float, default=0.1)
+    a("--seed", type=int, default=0)
+    a(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1; set OMP_WAIT_POLICY=PASSIVE)",
+    )
+    a("--checkpoint-minutes", type=float, default=5.0)
+    a("--export-minutes", type=float, default=10.0, help="evaluate + export this often")
+    a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev to score")
+    a("--log-every", type=int, default=50, help="print progress every N steps")
+    a("--max-steps", type=int, default=None, help="stop after N steps this run (smoke tests)")
+    a(
+        "--max-sentences",
+        type=int,
+        default=None,
+        help="use only the first N sentences (smoke tests)",
+    )
+    a(
+        "--write-card",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="only regenerate FOLDER/README.md from its training_log.json, then exit",
+    )
+    return parser
+
+
+def run_train_elmo(args: argparse.Namespace) -> int:
+    """``python -m probing train-elmo``: :func:`probing.training.elmo_lm.run`."""
+    from probing.training.elmo_lm import run
+
+    return run(args)
+
+
+def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``train-mlm-head`` (shared by the ``probing`` CLI and ``-m`` entry point)."""
+    parser.add_argument("--data-dir", type=Path, default=None, help="data sets folder")
+    parser.add_argument(
+        "--max-tokens", type=int, default=30_000_000, help="word pieces to train on"
+    )
+    parser.add_argument(
+        "--unfreeze-top", type=int, default=4, help="encoder layers (from the top) to retrain"
+    )
+    parser.add_argument("--seq-len", type=int, default=128, help="pieces per packed sequence")
+    parser.add_argument("--batch-size", type=int, default=32, help="sequences per step")
+    parser.add_argument("--lr", type=float, default=2e-4, help="peak lr of retrained layers")
+    parser.add_argument("--lr-head", type=float, default=1e-3, help="peak lr of the new head")
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup-tokens", type=int, default=100_000)
+    parser.add_argument("--schedule", choices=("linear", "cosine"), default="linear")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--checkpoint-dir", type=Path, default=None)
+    parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    parser.add_argument(
+        "--export-dir", type=Path, default=MINILM_MLM_DELTA, help="where the delta goes"
+    )
+    parser.add_argument("--eval-every", type=int, default=1_000_000, help="tokens between evals")
+    parser.add_argument("--eval-masks", type=int, default=EVAL_MASKS)
+    parser.add_argument("--eval-seed", type=int, default=EVAL_SEED)
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many steps")
+    parser.add_argument("--log-every", type=int, default=20, help="steps between log lines")
+    parser.add_argument("--fresh", action="store_true", help="ignore checkpoint and delta")
+    parser.add_argument(
+        "--write-card", type=Path, default=None, metavar="FOLDER",
+        help="only rewrite FOLDER/README.md from its training_log.json, then exit",
+    )  # fmt: skip
+
+
+def run_train_mlm_head(args: argparse.Namespace) -> int:
+    """``python -m probing train-mlm-head``: :func:`probing.training.mlm_head.run`."""
+    from probing.training.mlm_head import run
+
+    return run(args)
