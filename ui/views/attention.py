@@ -288,6 +288,9 @@ def model_section(
             head_view(view, stem, k)
         elif view_name == "Model view":
             model_view(view, stem, k)
+            from ui.views.interventions import head_importance_panel  # issue 29
+
+            head_importance_panel(name, k)
         elif view_name == "Rollout & flow":
             rollout_flow_view(view, k)
         elif view_name == "Heads as parsers":

@@ -54,7 +54,7 @@ def head_importance_panel(model: str, k: str = "") -> None:
     result = stored(f"{source}__ud-ewt__ablate-heads")
     if result is None:
         return
-    with st.expander("Head importance (ablation, Michel et al. 2019)", expanded=False):
+    if st.toggle("Head importance (ablation, Michel et al. 2019)", False, key=f"attn_imp{k}"):
         st.plotly_chart(
             head_importance_figure(result["importance"], f"{source}: head importance I_h"),
             key=f"attn_head_importance{k}",
