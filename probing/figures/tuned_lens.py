@@ -40,7 +40,7 @@ def lens_comparison_figure(readout: LensReadout, mask: int, title: str = "") -> 
             row=1, col=2,
         )  # fmt: skip
     fig.update_yaxes(
-        type="log", autorange="reversed", title_text="rank (1 = top guess)", row=1, col=1
+        type="log", autorange="reversed", dtick=1, title_text="rank (1 = top guess)", row=1, col=1
     )
     fig.update_yaxes(title_text="nats", rangemode="tozero", row=1, col=2)
     fig.update_xaxes(tickvals=x, ticktext=names, tickangle=-40)

@@ -198,7 +198,7 @@ def show_model(
             slot.plotly_chart(topk_bar(pred), key=f"bar-{name}-{pred.mask_index}")
         if by_layer:
             layer_by_layer(encoder, name, text, side_by_side)
-            lens_section(encoder, name, text, side_by_side)
+            lens_section(encoder, name, text)
         if by_layer and follow:
             followed_token(encoder, name, text, follow)
     provenance_card(encoder)

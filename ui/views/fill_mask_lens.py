@@ -19,7 +19,7 @@ def _lens(name: str, _encoder):  # noqa: ANN001, ANN202 - one load per model and
     return find_lens(_encoder)
 
 
-def lens_section(encoder, name: str, text: str, side_by_side: bool) -> None:
+def lens_section(encoder, name: str, text: str) -> None:
     """Per mask: rank of the final answer and KL to the final distribution per layer,
     logit lens vs tuned lens (when the model has trained translators)."""
     with friendly_errors("Tuned lens"):
@@ -38,12 +38,13 @@ def lens_section(encoder, name: str, text: str, side_by_side: bool) -> None:
             "with the MLM head as it is; the tuned lens first maps the layer into the last "
             f"layer's space with an affine translator ({md_text(lens.meta.get('trained_on', ''))})."
         )
-        n = readout.logit_rank.shape[1]
-        slots = [st.container()] * n if side_by_side else st.columns(min(n, 2))
-        for m in range(n):
-            slot = slots[m] if side_by_side else slots[m % len(slots)]
+        # One lens figure per row: side by side its two panels were squeezed to half a page.
+        for m in range(readout.logit_rank.shape[1]):
             title = (
-                f"{mask_label(m, masked.word_indices[m])}: “{readout.final_tokens[m]}”, logit vs tuned lens"
-                "<br><sup>rank of the final answer and KL(final ‖ layer) per layer</sup>"
+                f"{mask_label(m, masked.word_indices[m])}: “{readout.final_tokens[m]}”, "
+                "logit vs tuned lens<br><sup>rank of the final answer and KL(final ‖ layer) per "
+                "layer</sup>"
             )
-            slot.plotly_chart(lens_comparison_figure(readout, m, title), key=f"lens-{name}-{m}")
+            st.plotly_chart(
+                lens_comparison_figure(readout, m, title), key=f"lens-{name}-{m}", width="content"
+            )
