@@ -8,7 +8,9 @@ it; a process that still has its arrays memory-mapped keeps reading them (POSIX 
 unlinked file's pages until the last map closes).
 
 Temporary build folders are named ``.tmp-<entry>-<pid>-<random>``: one whose process is gone
-(a killed extraction) or that is older than a day is removed at the next build.
+(a killed extraction) or that is older than a day is removed at the next build. A build
+normally goes into ``.partial-<entry>`` instead (:class:`BuildJournal`): a cancelled or
+killed one is resumed from its last recorded batch by the next build of the same entry.
 """
 
 from __future__ import annotations
@@ -113,11 +115,16 @@ def clean_stale(root: Path, now: float | None = None) -> list[Path]:
     now = time.time() if now is None else now
     removed = []
     for p in root.iterdir():
-        if not p.name.startswith((".tmp-", ".trash-")):
+        if not p.name.startswith((".tmp-", ".trash-", PARTIAL)) or p.suffix == ".lock":
             continue
         try:
             age = now - p.stat().st_mtime
         except OSError:
+            continue
+        if p.name.startswith(PARTIAL):  # kept for a resume, unless nobody came back in a day
+            if age > STALE_AFTER_S:
+                shutil.rmtree(p, ignore_errors=True)
+                removed.append(p)
             continue
         pid = _pid_of(p.name)
         if age > STALE_AFTER_S or (pid is not None and not _pid_alive(pid)):
@@ -154,3 +161,108 @@ def install(tmp: Path, folder: Path, is_sound) -> None:  # noqa: ANN001 - (Path)
                 return
             remove(folder)
     os.replace(tmp, folder)  # a last try; its error (if any) is the true cause
+
+
+# -- builds that survive a cancel or a kill -----------------------------------------------
+
+
+PARTIAL = ".partial-"  # a build in progress (or stopped) that the next build resumes
+CHECKPOINT_S = 2.0  # the encoded batches are flushed and recorded at most this often
+
+
+class BuildJournal:
+    """Where a build of entry ``folder`` stands, kept beside the cache so that a cancelled or
+    killed extraction resumes at its last recorded batch instead of starting over.
+
+    The build writes its memory-mapped arrays in ``.partial-<entry>/``; after every few
+    seconds of batches they are flushed and ``progress.json`` records how many batches of
+    which plan are on disk (flushed first, recorded second: a record never claims unwritten
+    rows). One process at a time holds the build (an ``flock`` on ``.partial-<entry>.lock``);
+    another process building the same entry meanwhile uses a private temporary folder.
+    """
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder, self.key = folder, key
+        self.path = folder.with_name(PARTIAL + folder.name)
+        self._lock_file = None
+        self._arrays: list = []
+        self._plan = ""
+        self._last = time.monotonic()
+
+    def acquire(self) -> bool:
+        """Hold the build (False: another process is building this entry now)."""
+        import fcntl
+
+        lock = open(self.path.with_name(self.path.name + ".lock"), "a+b")  # noqa: SIM115
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            return False
+        self._lock_file = lock
+        self.path.mkdir(parents=True, exist_ok=True)
+        return True
+
+    def release(self, finished: bool = False) -> None:
+        """Let go of the build (``finished``: the entry is installed, the lock file goes)."""
+        if self._lock_file is not None:
+            if finished:
+                Path(self._lock_file.name).unlink(missing_ok=True)
+            self._lock_file.close()
+            self._lock_file = None
+
+    def arrays(self, arrays: list) -> None:
+        """The memory maps the build writes (flushed at each checkpoint)."""
+        self._arrays = arrays
+
+    def _state(self) -> dict:
+        import json
+
+        try:
+            return json.loads((self.path / "progress.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def has_arrays(self) -> bool:
+        """A previous build of this key left its arrays here."""
+        return self._state().get("key") == self.key
+
+    def start(self, plan: str) -> int:
+        """Batches already on disk for ``plan`` (a digest of the batch order), 0 when the
+        previous build used another plan or none was recorded."""
+        self._plan = plan
+        state = self._state()
+        if state.get("key") != self.key or state.get("plan") != plan:
+            self._write(0)
+            return 0
+        return int(state.get("batches", 0))
+
+    def done(self, batches: int, force: bool = False) -> None:
+        """``batches`` batches are encoded: flush and record them (every CHECKPOINT_S)."""
+        if not force and time.monotonic() - self._last < CHECKPOINT_S:
+            return
+        for a in self._arrays:
+            a.flush()
+        self._write(batches)
+        self._last = time.monotonic()
+
+    def _write(self, batches: int) -> None:
+        import json
+
+        from probing.io import atomic_write_text
+
+        atomic_write_text(
+            self.path / "progress.json",
+            json.dumps({"key": self.key, "plan": self._plan, "batches": int(batches)}),
+        )
+
+
+def plan_digest(batches: list) -> str:  # noqa: ANN001 - list of index arrays
+    """A digest of a build's batch order (a resumed build must follow the same one)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for idx in batches:
+        h.update(len(idx).to_bytes(4, "little"))
+        h.update(bytes(memoryview(idx.astype("int64"))))
+    return h.hexdigest()

@@ -728,15 +728,21 @@ def _build(
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     feature_cache.clean_stale(folder.parent)  # what killed extractions left behind
-    tmp = Path(tempfile.mkdtemp(prefix=feature_cache.temp_prefix(folder), dir=folder.parent))
+    # A cancelled or killed build of this entry resumes from its journal; when another
+    # process holds it, this one builds privately.
+    journal: feature_cache.BuildJournal | None = feature_cache.BuildJournal(folder, key)
+    if journal.acquire():
+        tmp = journal.path
+    else:
+        journal = None
+        tmp = Path(tempfile.mkdtemp(prefix=feature_cache.temp_prefix(folder), dir=folder.parent))
+    shapes = {"layers.npy": (len(layer_ids), n_words, dim), "static.npy": (n_words, dim)}
     try:
-        store = np.lib.format.open_memmap(
-            tmp / "layers.npy", mode="w+", dtype=np.float16, shape=(len(layer_ids), n_words, dim)
-        )
-        static = np.lib.format.open_memmap(
-            tmp / "static.npy", mode="w+", dtype=np.float16, shape=(n_words, dim)
-        )
-        encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size)
+        store, static = (_open_array(tmp / name, shape, journal) for name, shape in shapes.items())
+        if journal is not None:
+            journal.arrays([store, static])
+        encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size,
+                    journal=journal)  # fmt: skip
         store.flush()
         static.flush()
         del store, static
@@ -782,10 +788,24 @@ def _build(
         # Written last: its presence is what makes the folder an entry.
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         # Another process may finish the same entry first: same key, same content, success.
+        (tmp / "progress.json").unlink(missing_ok=True)
         feature_cache.install(tmp, folder, lambda f: _try_load(f, key, quiet=True) is not None)
     finally:
-        if tmp.exists():
+        if journal is not None:  # a stopped build keeps its journal for the next one
+            journal.release(finished=not tmp.exists())
+        elif tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _open_array(path: Path, shape: tuple, journal) -> np.ndarray:  # noqa: ANN001
+    """A float16 memory map of ``shape``: the one a stopped build of the same entry left
+    (its journal says so and the shape agrees), else a new one."""
+    if journal is not None and journal.has_arrays() and path.exists():
+        with contextlib.suppress(OSError, ValueError):
+            mm = np.load(path, mmap_mode="r+")
+            if mm.shape == shape and mm.dtype == np.float16:
+                return mm
+    return np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape)
 
 
 def encode_into(
@@ -797,9 +817,14 @@ def encode_into(
     static: np.ndarray,
     progress: ProgressFn | None = None,
     batch_size: int = 64,
+    *,
+    journal: feature_cache.BuildJournal | None = None,
 ) -> None:
     """Encode ``sentences`` into ``store`` (n_layers, n_words, dim) and ``static``
-    (n_words, dim), float16, words in sentence order (a memory map or an array)."""
+    (n_words, dim), float16, words in sentence order (a memory map or an array).
+
+    ``journal``: the batches already on disk are skipped, and progress is recorded as it
+    goes (a cancelled or killed build resumes there)."""
     if int(batch_size) < 1:
         raise InvalidArgumentError(f"batch_size must be at least 1, not {batch_size}.")
     from probing.encoders.batching import plan_batches
@@ -812,11 +837,16 @@ def encode_into(
     count = getattr(encoder, "piece_counts", None)
     counts = count(words) if callable(count) else lengths + 2
     total, done = len(sentences), 0
+    plan = plan_batches(counts, batch_size)
+    skip = journal.start(feature_cache.plan_digest(plan)) if journal is not None else 0
+    done = int(sum(len(idx) for idx in plan[:skip]))
     if progress is not None:
-        progress(0, total)  # so that a progress bar appears before the first batch
+        progress(done, total)  # so that a progress bar appears before the first batch
     reset = getattr(encoder, "reset_state", None)
     lean = getattr(encoder, "word_vectors", None)  # float16 vectors without Encodings
-    for idx in plan_batches(counts, batch_size):
+    for k_batch, idx in enumerate(plan):
+        if k_batch < skip:
+            continue  # on disk from a stopped build
         if callable(reset):
             reset()  # stateful encoders (ELMo): vectors must not depend on batch order
         batch = [words[i] for i in idx]
@@ -836,6 +866,8 @@ def encode_into(
             _put_float16(store[:, a:b], layers if every else layers[list(layer_ids)])
             _put_float16(static[a:b], static_i)
         done += len(idx)
+        if journal is not None:
+            journal.done(k_batch + 1, force=k_batch + 1 == len(plan))
         if progress is not None:
             progress(done, total)
 

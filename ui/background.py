@@ -71,11 +71,25 @@ def session_key(name: str) -> str:
     return f"{st.session_state.setdefault('_background_id', uuid.uuid4().hex)}:{name}"
 
 
-def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
-    """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free."""
-    # The job's budget (time, memory, and the browser session still open: a change of page
-    # keeps the session, a closed tab ends it) as for any heavy job.
-    alive, lim = jobs.session_alive(), limits()
+def start(
+    key: str,
+    label: str,
+    work: Callable[[ProgressSink], Any],
+    *,
+    detached: bool = False,
+    shared_key: str | None = None,
+) -> Run:
+    """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free.
+
+    ``detached``: the run goes on when its tab is closed (it stays under the job's time and
+    memory budget). ``shared_key``: the run is also found under this key, which any session
+    can compute from the run's settings (:func:`shared_key`), so a page opened later picks
+    it up.
+    """
+    # The job's budget (time, memory, and, unless detached, the browser session still open:
+    # a change of page keeps the session, a closed tab ends it) as for any heavy job.
+    alive = (lambda: True) if detached else jobs.session_alive()
+    lim = limits()
     run = Run(label)
 
     def target() -> None:
@@ -95,8 +109,17 @@ def start(key: str, label: str, work: Callable[[ProgressSink], Any]) -> Run:
 
     run.thread = threading.Thread(target=target, name=f"contextlens-{label}", daemon=True)
     _runs()[key] = run
+    if shared_key is not None:
+        _runs()[shared_key] = run
     run.thread.start()
     return run
+
+
+def shared_key(name: str, settings: object) -> str:
+    """A key every session computes alike for a run of ``settings`` (its repr)."""
+    import hashlib
+
+    return f"shared:{name}:{hashlib.sha256(repr(settings).encode()).hexdigest()[:16]}"
 
 
 def get(key: str) -> Run | None:
@@ -105,11 +128,15 @@ def get(key: str) -> Run | None:
 
 
 def collect(key: str) -> Run | None:
-    """Remove and return an ended run (None while it is still running or when there is none)."""
-    run = _runs().get(key)
+    """Remove and return an ended run (None while it is still running or when there is none);
+    its other key (shared or session) goes with it."""
+    runs = _runs()
+    run = runs.get(key)
     if run is None or not run.done.is_set():
         return None
-    return _runs().pop(key)
+    for k in [k for k, r in runs.items() if r is run]:
+        runs.pop(k, None)
+    return run
 
 
 def _drain(run: Run) -> list[tuple[float, str]]:

@@ -121,18 +121,35 @@ def estimate_seconds(
     """(extraction s, fitting s) of a run of ``cfg`` with :func:`probe_layers`'s defaults;
     extraction counts only the splits not in the feature cache. None without measured costs
     for the model and task."""
-    from probing.features import features_cached, split_size
-
     cost = (load_costs() if costs is None else costs).get((cfg.model, cfg.task))
     if cost is None:
         return None
-    caps = {"train": cfg.max_train_sentences, "dev": cfg.max_eval_sentences,
-            "test": cfg.max_eval_sentences}  # fmt: skip
-    sizes, to_encode = {}, 0
-    for split, cap in caps.items():
-        whole = split_size(cfg.dataset, split)
-        sizes[split] = whole if cap is None else min(int(cap), whole)
-        if not features_cached(encoder, cfg.dataset, split, max_sentences=cap):
-            to_encode += sizes[split]
+    plan = extraction_plan(encoder, cfg)
+    sizes = {split: n for split, (n, _) in plan.items()}
+    to_encode = sum(n for n, cached in plan.values() if not cached)
     layers = len(cfg.layers) if cfg.layers else int(encoder.info.n_layers) + 1
     return cost.seconds(sizes["train"], sizes["dev"] + sizes["test"], layers, to_encode=to_encode)
+
+
+def extraction_plan(encoder, cfg: RunConfig) -> dict[str, tuple[int, bool]]:  # noqa: ANN001
+    """Per split the run reads (train, dev, test: every one, whatever the task): (sentences,
+    already in the feature cache?). A run extracts the splits that are not."""
+    from probing.features import features_cached, split_size
+
+    caps = {"train": cfg.max_train_sentences, "dev": cfg.max_eval_sentences,
+            "test": cfg.max_eval_sentences}  # fmt: skip
+    plan = {}
+    for split, cap in caps.items():
+        whole = split_size(cfg.dataset, split)
+        n = whole if cap is None else min(int(cap), whole)
+        plan[split] = (n, features_cached(encoder, cfg.dataset, split, max_sentences=cap))
+    return plan
+
+
+def load_factor() -> float:
+    """How much slower than on an idle machine work runs now: the 1-minute load average per
+    core, at least 1 (the measured costs are from an idle 2-core machine)."""
+    try:
+        return max(1.0, os.getloadavg()[0] / max(1, os.cpu_count() or 1))
+    except OSError:
+        return 1.0

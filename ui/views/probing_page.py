@@ -476,18 +476,35 @@ def run_estimate(encoders: dict, configs: dict[str, RunConfig], label: str) -> s
                          f"fitted{cached}")  # fmt: skip
         elif isinstance(est := _first_run_estimate(encoder, cfg), tuple):
             seconds, measured = sum(est), True
-            extract = f"{_duration(est[0])} extracting + " if est[0] else "features cached, "
+            extract = (f"{_duration(est[0])} extracting {_splits_to_encode(encoder, cfg)} + "
+                       if est[0] else "features cached, ")  # fmt: skip
             parts.append(f"{name}: {extract}{_duration(est[1])} fitting")
         else:
             unknown = True
             parts.append(f"{name}: {est}")
             continue
         total += seconds
-    head = f"**{label}** takes about {_duration(total)}" if total else f"**{label}**: time unknown"
+    # The costs were measured on an idle machine: a busy one (other sessions, other jobs)
+    # takes longer, by about its load per core.
+    factor = run_cost.load_factor() if measured else 1.0
+    head = (f"**{label}** takes about {_duration(total * factor)}" if total
+            else f"**{label}**: time unknown")  # fmt: skip
     if total and unknown:
         head += " plus the unmeasured model"
-    source = ", from run times measured on 2 CPU cores" if measured else ""
+    source = ", from run times measured on 2 CPU cores (idle)" if measured else ""
+    if factor > 1.2:
+        source += f", × {factor:.1f} for this machine's current load"
     return f"{head} ({'; '.join(parts)}){source}."
+
+
+def _splits_to_encode(encoder, cfg: RunConfig) -> str:  # noqa: ANN001
+    """``"(train 20, dev 1,636, test 2,555 sentences)"``: every split not yet cached."""
+    try:
+        plan = run_cost.extraction_plan(encoder, cfg)
+    except ContextLensError:
+        return ""
+    todo = [f"{split} {n:,}" for split, (n, cached) in plan.items() if not cached]
+    return f"({', '.join(todo)} sentences)" if todo else ""
 
 
 def _first_run_estimate(encoder, cfg: RunConfig) -> tuple[float, float] | str:  # noqa: ANN001
@@ -513,7 +530,9 @@ def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, curr
     cancel it, and its progress is shown again on return.
     """
     key = background.session_key("probe")
-    ended = background.collect(key)
+    # A run of these settings started from a tab since closed is found by its settings.
+    shared = background.shared_key("probe", sorted(configs.items()))
+    ended = background.collect(key) or background.collect(shared)
     if ended is not None:
         st.session_state["_probe_error"] = ended.error
     if (error := st.session_state.get("_probe_error")) is not None:
@@ -521,20 +540,29 @@ def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, curr
             raise error
     to_run = [n for n in configs if n not in current] or list(configs)
     label = "Run again" if len(current) == len(configs) else "Run"
-    running = background.get(key)
+    run_key = key if background.get(key) is not None else shared
+    running = background.get(run_key)
     if running is None:
         st.caption(run_estimate(encoders, {n: configs[n] for n in to_run}, label))
+    keep = st.toggle("Keep running if I close this tab", value=not config.demo_mode(),
+                     key="probe_keep", disabled=running is not None,
+                     help="The run then goes on without this tab (within the server's job "
+                     "budget); open the Probing page with the same settings to see it.")  # fmt: skip
     clicked = st.button(label, type="primary", key="probe_run", disabled=running is not None,
                         help="Extract features (cached on disk) and fit the probes with the settings above."
                         " The run goes on if you change page.")  # fmt: skip
     if clicked and running is None:
         st.session_state["_probe_error"] = None
         jobs = {n: configs[n] for n in to_run}
-        background.start(key, "Probing", lambda sink: probe_models(encoders, jobs, sink))
-        running = background.get(key)
+        background.start(key, "Probing", lambda sink: probe_models(encoders, jobs, sink),
+                         detached=keep, shared_key=shared)  # fmt: skip
+        run_key, running = key, background.get(key)
     if running is not None:
         note = "" if clicked else "Your probe run is still going; it goes on if you change page."
-        background.show_progress(key, note)
+        if run_key == shared:
+            note = ("A run of these settings, started earlier (from a tab since closed), is still "
+                    "going; its results appear here when it ends.")  # fmt: skip
+        background.show_progress(run_key, note)
 
 
 def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[str]:
