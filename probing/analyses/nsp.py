@@ -20,7 +20,6 @@ hub ids only from the local cache when offline. Checkpoints without a trained NS
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from probing.errors import (
     InputTooLongError,
     ModelUnavailableError,
     NoNSPHeadError,
+    NotCachedOfflineError,
     UnknownModelError,
     UnsafeModelError,
 )
@@ -87,11 +87,33 @@ def _source(name_or_path: str, allow_paths: bool) -> str:
             raise DemoModeError("The shared demo loads registry models and hub ids only.")
         return str(path)
     if looks_like_hub_id(name_or_path):
-        return name_or_path
+        return _hub_source(name_or_path)
     raise UnknownModelError(
         f"Unknown model {name_or_path!r}: give a hub id (google-bert/bert-base-uncased) or a "
         "local folder with a BertForPreTraining checkpoint."
     )
+
+
+def _hub_source(repo_id: str) -> str:
+    """A hub id's cache folder, or the id when the hub is reachable. Decided by the same
+    once-per-process reachability check as the model picker (:mod:`probing.models.hub`),
+    and a failure is remembered: offline, asking again answers at once instead of waiting
+    on the hub's retries (~27-50 s a render)."""
+    from probing.models import hub
+
+    hub.remembered(repo_id)
+    try:
+        return hub.locate(repo_id, repo_id)
+    except NotCachedOfflineError as exc:
+        hub.remember(repo_id, exc)
+        raise
+
+
+def nsp_available(repo_id: str) -> bool:
+    """True when ``repo_id`` can be loaded here: cached locally, or the hub reachable."""
+    from probing.models import hub
+
+    return hub.cached_snapshot(repo_id) is not None or not hub.hub_offline()
 
 
 def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
@@ -102,14 +124,16 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
         UnsafeModelError: no safetensors weights. ModelUnavailableError: not cached offline.
         DemoModeError: a local folder when ``allow_paths`` is False.
     """
+    from probing.models import hub
+
+    source = _source(name_or_path, allow_paths)  # before importing transformers: fails fast
     from transformers import AutoConfig, AutoTokenizer, BertForPreTraining
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    source = _source(name_or_path, allow_paths)
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}
-    kwargs = {"local_files_only": offline or Path(source).is_dir(), "trust_remote_code": False}
+    kwargs = {"local_files_only": hub.hub_offline() or Path(source).is_dir(),
+              "trust_remote_code": False}  # fmt: skip
     try:
         config = AutoConfig.from_pretrained(source, **kwargs)
         if config.model_type != "bert":
@@ -128,6 +152,15 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
             raise UnsafeModelError(
                 f"{source} has no model.safetensors; ContextLens loads safetensors only."
             ) from exc
+        if not Path(source).is_dir():  # the hub was tried and failed: remember it (hub.py)
+            from probing.models import hub
+
+            failure = NotCachedOfflineError(
+                f"{name_or_path} is not in the local Hugging Face cache, and the hub did not "
+                f"answer. {hub.HOWTO}"
+            )
+            hub.remember(name_or_path, failure)
+            raise failure from exc
         raise ModelUnavailableError(
             f"Could not load {name_or_path} here (not in the local cache, or offline): {exc}"
         ) from exc

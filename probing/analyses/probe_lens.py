@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from probing.errors import DataFormatError
 from probing.probes.edge import base_relation
 from probing.probes.saved import SavedProbes, probe_dir
 from probing.probes.structural import gold_edges, mst_edges
@@ -36,8 +37,14 @@ LENS_TASKS = ("pos", "xpos", "deprel", "supersense", "wsd", "dep-distance", "dep
 GOLD_FIELDS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel"}
 
 
-def saved_probes(results_dir: str | Path, model: str) -> dict[str, SavedProbes]:
-    """The probes saved for ``model`` in ``results_dir/probes`` (task -> probes)."""
+def saved_probes(
+    results_dir: str | Path, model: str, unreadable: list[str] | None = None
+) -> dict[str, SavedProbes]:
+    """The probes saved for ``model`` in ``results_dir/probes`` (task -> probes).
+
+    A saved probe that cannot be read (a truncated file) is left out and its file name
+    appended to ``unreadable``; without that list its DataFormatError propagates.
+    """
     from probing.probes.store import output_stem
 
     found = {}
@@ -46,7 +53,12 @@ def saved_probes(results_dir: str | Path, model: str) -> dict[str, SavedProbes]:
         for dataset in ("ud-ewt", "semcor"):
             stem = folder / output_stem(model, dataset, task)
             if Path(str(stem) + ".json").is_file():
-                found[task] = SavedProbes.load(stem)
+                try:
+                    found[task] = SavedProbes.load(stem)
+                except DataFormatError:
+                    if unreadable is None:
+                        raise
+                    unreadable.append(f"{stem.name} (.json + .safetensors)")
                 break
     return found
 

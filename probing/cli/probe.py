@@ -147,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
     """Run the probes and write the three files; prints a per-layer summary."""
     from tqdm.auto import tqdm
 
-    from probing.figures.probing import write_html
     from probing.probes.run import probe_layers
     from probing.probes.tasks import get_task
 
@@ -209,9 +208,7 @@ def run(args: argparse.Namespace) -> int:
         shlex.quote(a) for a in _reconstruct(args)
     )
     stem = output_stem(args.model, results.dataset, results.task)
-    results.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
-    results.to_json(out / f"{stem}.json")
-    write_html(results, out / f"{stem}.html", True if args.plotlyjs == "inline" else "cdn")
+    write_outputs(results, out, stem, True if args.plotlyjs == "inline" else "cdn")
     if fitted:
         from probing.probes.saved import probe_dir, save_probes
 
@@ -275,6 +272,19 @@ def writable_folder(path: str | Path) -> Path:
             f"Cannot write results to {out}: {exc.strerror or exc}. Pick another --out folder."
         ) from exc
     return out
+
+
+def write_outputs(results, out: Path, stem: str, plotlyjs: bool | str = "cdn") -> None:  # noqa: ANN001
+    """``<stem>.csv``, ``.json`` and ``.html`` in ``out``, each written atomically: a run
+    stopped mid-write (full disk, Ctrl-C) leaves the previous file whole, never a truncated
+    one that the Layering page or a later comparison would read."""
+    from probing.figures.probing import write_html
+    from probing.io import atomic_write
+
+    atomic_write(out / f"{stem}.csv", lambda p: results.table.to_csv(p, index=False, float_format="%.6g"),
+                 suffix=".csv")  # fmt: skip
+    atomic_write(out / f"{stem}.json", results.to_json, suffix=".json")
+    atomic_write(out / f"{stem}.html", lambda p: write_html(results, p, plotlyjs), suffix=".html")
 
 
 def save_sentence_counts(results, out: Path, stem: str) -> Path:  # noqa: ANN001 - ProbeResults

@@ -105,13 +105,28 @@ def task_curve(results: ProbeResults, metric: str, label: str, color: str) -> Ta
     )  # fmt: skip
 
 
-def load_curves(results_dir: str | Path, model: str) -> list[TaskCurve]:
-    """Every task of :data:`TASKS` that ``results_dir`` has for ``model``, in task order."""
+def load_curves(
+    results_dir: str | Path, model: str, unreadable: list[str] | None = None
+) -> list[TaskCurve]:
+    """Every task of :data:`TASKS` that ``results_dir`` has for ``model``, in task order.
+
+    A file that cannot be read (truncated, not JSON, fields missing) is left out and its
+    name appended to ``unreadable``; without that list it raises DataFormatError naming it.
+    """
+    from probing.errors import DataFormatError
+
     curves = []
     for task, metric, label, color in TASKS:
         path = Path(results_dir) / f"{model}__{TASK_DATASET[task]}__{task}.json"
         if path.is_file():
-            curve = task_curve(ProbeResults.from_json(path), metric, label, color)
+            try:
+                results = ProbeResults.from_json(path)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                if unreadable is None:
+                    raise DataFormatError(f"Cannot read the results file {path.name}.") from exc
+                unreadable.append(path.name)
+                continue
+            curve = task_curve(results, metric, label, color)
             if curve is not None:
                 curves.append(curve)
     return curves
@@ -205,8 +220,8 @@ def engine_orderings(
             continue
         try:
             reps[label] = cells.get(f"{stem}:cog")
-        except (DataFormatError, InvalidArgumentError, OSError):
-            missing.append(label)
+        except (DataFormatError, InvalidArgumentError, OSError, ValueError, KeyError):
+            missing.append(label)  # an unreadable file too: the page names it (load_curves)
     labels = list(reps)
     pairs = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :]]
     diffs = with_holm([compare(reps[b], reps[a]) for a, b in pairs])

@@ -152,13 +152,14 @@ class SavedProbes:
     @classmethod
     def load(cls, path_stem: str | Path) -> SavedProbes:
         """Read ``<stem>.json`` and ``<stem>.safetensors``; DataFormatError if unusable."""
+        from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
         stem = str(path_stem)
         try:
             info = json.loads(Path(stem + ".json").read_text(encoding="utf-8"))
             tensors = load_file(stem + ".safetensors")
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, SafetensorError) as exc:  # e.g. a truncated file
             raise DataFormatError(f"Cannot read the saved probes {stem}: {exc}") from exc
         if info.get("format") != FORMAT or "kind" not in info:
             raise DataFormatError(f"{stem}.json is not a saved-probes file of format {FORMAT}")

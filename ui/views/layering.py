@@ -27,8 +27,10 @@ def models_with_results() -> list[str]:
 
 
 @st.cache_data(show_spinner=False)
-def curves_for(model: str, stamp: tuple) -> list:  # stamp: results files' mtimes
-    return load_curves(RESULTS_DIR, model)
+def curves_for(model: str, stamp: tuple) -> tuple[list, list[str]]:  # stamp: files' mtimes
+    """The model's curves, and the names of its results files that could not be read."""
+    unreadable: list[str] = []
+    return load_curves(RESULTS_DIR, model, unreadable), unreadable
 
 
 @st.cache_data(show_spinner=False)
@@ -67,7 +69,12 @@ def render() -> None:
     if not picked:
         return
     stamp = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in RESULTS_DIR.glob("*.json")))
-    curves = {m: curves_for(m, stamp) for m in picked}
+    loaded = {m: curves_for(m, stamp) for m in picked}
+    curves = {m: c for m, (c, _) in loaded.items()}
+    if bad := [name for _, names in loaded.values() for name in names]:
+        st.warning(f"Could not read {', '.join(bad)} (truncated, or not a results file): the "
+                   "page shows the other results. Make the file again with `python -m probing "
+                   "probe`.")  # fmt: skip
     st.plotly_chart(layering_figure(curves), key="layering_chart")
     st.caption(
         "Top: each task's test score per layer, rescaled so that its worst layer is 0 and its "

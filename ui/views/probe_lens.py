@@ -37,8 +37,10 @@ def gold_sentences(data: str) -> list[dict]:
 
 
 @st.cache_resource(show_spinner=False)
-def probes_for(model: str, stamp: tuple) -> dict:  # stamp: the files' mtimes
-    return saved_probes(RESULTS_DIR, model)
+def probes_for(model: str, stamp: tuple) -> tuple[dict, list[str]]:  # stamp: files' mtimes
+    """The model's saved probes, and the names of those that could not be read."""
+    unreadable: list[str] = []
+    return saved_probes(RESULTS_DIR, model, unreadable), unreadable
 
 
 def _first_rich(sents: list[dict]) -> int:
@@ -71,7 +73,11 @@ def render() -> None:
         st.info("Pick a model in the sidebar.")
         st.stop()
     name = names[0]
-    probes = probes_for(name, _stamp())
+    probes, unreadable = probes_for(name, _stamp())
+    if unreadable:
+        st.warning(f"Could not read the saved probes {', '.join(unreadable)} (truncated, or "
+                   "not a saved-probes file): the page uses the others. Save them again with "
+                   "`python -m probing probe … --save-probes`.")  # fmt: skip
     if not probes:
         st.info(
             f"No trained probes are saved for **{name}**. Train them with, e.g., "
