@@ -11,6 +11,16 @@ from plotly.subplots import make_subplots
 _COLOURS = {"before": "#1f77b4", "erased": "#d62728", "random": "#7f7f7f", "majority": "#bcbd22"}
 
 
+def _error_y(rows: Sequence[dict], key: str) -> dict:
+    """Asymmetric error bars from ``key_lo`` / ``key_hi`` around ``key``."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [r[f"{key}_hi"] - r[key] for r in rows],
+        "arrayminus": [r[key] - r[f"{key}_lo"] for r in rows],
+    }
+
+
 def _band(fig, x, rows, key, name, colour, row=1, col=1, dash=None):  # noqa: ANN001, ANN202
     fig.add_trace(
         go.Scatter(
@@ -19,12 +29,7 @@ def _band(fig, x, rows, key, name, colour, row=1, col=1, dash=None):  # noqa: AN
             name=name,
             mode="lines+markers",
             line={"color": colour, "dash": dash},
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [r[f"{key}_hi"] - r[key] for r in rows],
-                "arrayminus": [r[key] - r[f"{key}_lo"] for r in rows],
-            },
+            error_y=_error_y(rows, key),
             legendgroup=name,
             showlegend=row == 1 and col == 1,
         ),
@@ -108,12 +113,7 @@ def agreement_figure(rows: Sequence[dict], by: str) -> go.Figure:
                 y=[r["accuracy"] for r in sub],
                 name=source,
                 text=[f"n={r['n']}" for r in sub],
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [r["accuracy_hi"] - r["accuracy"] for r in sub],
-                    "arrayminus": [r["accuracy"] - r["accuracy_lo"] for r in sub],
-                },
+                error_y=_error_y(sub, "accuracy"),
             )
         )
     fig.update_layout(
@@ -171,12 +171,7 @@ def pruning_figure(curve: Sequence[dict]) -> go.Figure:
                 y=[c[key] for c in curve],
                 mode="lines+markers",
                 name=key,
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [c[f"{key}_hi"] - c[key] for c in curve],
-                    "arrayminus": [c[key] - c[f"{key}_lo"] for c in curve],
-                },
+                error_y=_error_y(curve, key),
                 showlegend=False,
             ),
             row=1,
