@@ -182,3 +182,8 @@ class ModelFetchError(ModelUnavailableError):
 
 class ChecksumMismatchError(ModelFetchError, DownloadError):
     """Reassembled model weights whose SHA-256 differs from the pinned one (nothing is kept)."""
+
+
+class DiskFullError(ContextLensError, OSError):
+    """Not enough free disk space for a write (checked before it, or ENOSPC during it); the
+    message gives the space needed and free, and nothing half-written is left behind."""

@@ -266,3 +266,60 @@ def plan_digest(batches: list) -> str:  # noqa: ANN001 - list of index arrays
         h.update(len(idx).to_bytes(4, "little"))
         h.update(bytes(memoryview(idx.astype("int64"))))
     return h.hexdigest()
+
+
+# -- disk space: checked before a build, reserved before writing (issue 32) ----------------
+
+SPACE_MARGIN = 1.05  # words, labels and the manifest come on top of the two arrays
+
+
+def _mb(n_bytes: float) -> str:
+    return f"{n_bytes / 1024**2:,.1f} MB"
+
+
+def check_free_space(root: Path, need_bytes: int) -> None:
+    """Raise DiskFullError unless the file system of ``root`` has ``need_bytes`` free (the
+    size of a build is known before it starts: words x layers x dims)."""
+    from probing.errors import DiskFullError
+
+    free = shutil.disk_usage(root).free
+    if need_bytes * SPACE_MARGIN > free:
+        raise DiskFullError(
+            f"The feature cache needs about {_mb(need_bytes * SPACE_MARGIN)} for this extraction "
+            f"and its disk has {_mb(free)} free. Free some space (or point CONTEXTLENS_CACHE_DIR "
+            "at a larger disk), or extract fewer sentences."
+        )
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for an OSError that says the disk (or the user's quota) is full."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def reserve(path: Path) -> None:
+    """Allocate every block of the (sparse) file ``path`` now, so that a full disk is an
+    ENOSPC here, not a SIGBUS later when a memory-mapped write finds no block to land on.
+
+    Raises:
+        DiskFullError: the disk has no room for the whole file.
+    """
+    import errno
+
+    from probing.errors import DiskFullError
+
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(
+                f"The feature cache's disk has no room for {_mb(size)} more. Free some space "
+                "(or point CONTEXTLENS_CACHE_DIR at a larger disk), or extract fewer sentences."
+            ) from None
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # no fallocate on this disk
+            raise
+    finally:
+        os.close(fd)

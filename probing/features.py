@@ -80,7 +80,7 @@ from probing import config, feature_cache
 from probing.cache import LRUCache
 from probing.encoders.base import CONTROL_RE
 from probing.encoding import to_float16
-from probing.errors import CorruptCacheError, InvalidArgumentError
+from probing.errors import CorruptCacheError, DiskFullError, InvalidArgumentError
 from probing.heap import release_free_memory
 from probing.io import atomic_write_text, sha256_of
 
@@ -728,6 +728,8 @@ def _build(
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     feature_cache.clean_stale(folder.parent)  # what killed extractions left behind
+    # The build's size is known now: a disk without room is refused before encoding.
+    feature_cache.check_free_space(folder.parent, (len(layer_ids) + 1) * n_words * dim * 2)
     # A cancelled or killed build of this entry resumes from its journal; when another
     # process holds it, this one builds privately.
     journal: feature_cache.BuildJournal | None = feature_cache.BuildJournal(folder, key)
@@ -739,6 +741,8 @@ def _build(
     shapes = {"layers.npy": (len(layer_ids), n_words, dim), "static.npy": (n_words, dim)}
     try:
         store, static = (_open_array(tmp / name, shape, journal) for name, shape in shapes.items())
+        for name in shapes:  # blocks allocated now: a full disk is ENOSPC here, not SIGBUS later
+            feature_cache.reserve(tmp / name)
         if journal is not None:
             journal.arrays([store, static])
         encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size,
@@ -790,6 +794,17 @@ def _build(
         # Another process may finish the same entry first: same key, same content, success.
         (tmp / "progress.json").unlink(missing_ok=True)
         feature_cache.install(tmp, folder, lambda f: _try_load(f, key, quiet=True) is not None)
+    except OSError as exc:
+        if not isinstance(exc, DiskFullError) and not feature_cache.is_disk_full(exc):
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # a full disk: no half-written build stays
+        if isinstance(exc, DiskFullError):
+            raise
+        raise DiskFullError(
+            "The feature cache's disk filled up during the extraction; nothing was kept. Free "
+            "some space (or point CONTEXTLENS_CACHE_DIR at a larger disk), or extract fewer "
+            "sentences."
+        ) from None
     finally:
         if journal is not None:  # a stopped build keeps its journal for the next one
             journal.release(finished=not tmp.exists())

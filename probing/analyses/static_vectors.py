@@ -13,8 +13,10 @@ word2vec format is not read (it is a different layout; convert it with gensim's
 from __future__ import annotations
 
 import gzip
-import io
+import itertools
 import os
+import stat
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,11 @@ import numpy as np
 from probing.errors import DataFormatError, DatasetNotFoundError
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# Bounds on what a vectors file may make the reader hold or inflate (see _lines): a 300-d
+# GloVe line is ~3 KB, 4,096 dims at ~12 characters ~50 KB; gzip shrinks these files ~3x.
+MAX_LINE_BYTES = 1 << 16
+MAX_GZIP_RATIO = 20
+MAX_BYTES = 16 * 1024**3  # the largest GloVe file (840B, 300-d) is 5.6 GB
 
 
 @dataclass
@@ -94,28 +101,69 @@ class StaticVectors:
         return [(self.words[i], float(sims[i])) for i in top]
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == _GZIP_MAGIC:
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")  # noqa: SIM115 - caller closes
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line) of a text or gzip file; binary files become DataFormatError."""
+def _check_regular(p: Path) -> int:
+    """The size of ``p``, a regular file with content; a typed error for anything else
+    (folders, devices, pipes, and ``/proc`` entries, which claim size 0)."""
     try:
-        with _open_text(path) as f:
-            yield from enumerate(f, start=1)
-    except UnicodeDecodeError as exc:
+        info = p.stat()
+    except OSError:
+        raise DatasetNotFoundError(
+            f"Static vectors file not found: {p}. Give the path of a GloVe .txt (e.g. "
+            "glove.6B.300d.txt from https://nlp.stanford.edu/projects/glove/) or a "
+            "word2vec text-format file (.txt/.vec, optionally .gz)."
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise DataFormatError(f"{p} is not a regular file; give a GloVe or word2vec text file.")
+    if info.st_size == 0:
         raise DataFormatError(
-            f"{path} is not a UTF-8 text file (binary word2vec?). Only the text formats are "
-            "read: GloVe (word and numbers per line) or word2vec text with a "
-            "'<count> <dim>' first line. Convert binary word2vec with gensim: "
-            "KeyedVectors.load_word2vec_format(p, binary=True).save_word2vec_format(out, binary=False)."
-        ) from exc
-    except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
-        raise DataFormatError(f"{path} cannot be read: {exc}") from exc
+            f"{p} holds no vectors (an empty file, or a system file that is not a vectors file)."
+        )
+    return int(info.st_size)
+
+
+def _lines(path: Path, size: int) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a text or gzip file, streamed in bounded pieces.
+
+    No line may be longer than :data:`MAX_LINE_BYTES`, and a gzip file may decompress to at
+    most :data:`MAX_GZIP_RATIO` times its size (and :data:`MAX_BYTES` in all), so a
+    compression bomb or a file without newlines is refused within a fixed memory bound.
+    Binary files become DataFormatError; no error quotes the file's content.
+    """
+    with open(path, "rb") as raw:
+        is_gzip = raw.read(2) == _GZIP_MAGIC
+        raw.seek(0)
+        f = gzip.GzipFile(fileobj=raw) if is_gzip else raw
+        cap = min(MAX_BYTES, size * MAX_GZIP_RATIO) if is_gzip else MAX_BYTES
+        total = 0
+        for lineno in itertools.count(1):
+            try:
+                line = f.readline(MAX_LINE_BYTES + 1)
+            except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz
+                raise DataFormatError(
+                    f"{path} cannot be read ({type(exc).__name__}): a damaged gzip file?"
+                ) from None
+            if not line:
+                return
+            total += len(line)
+            if len(line) > MAX_LINE_BYTES:
+                raise DataFormatError(
+                    f"{path}, line {lineno} is longer than {MAX_LINE_BYTES:,} bytes: not a "
+                    "vectors file (a line of 300 GloVe numbers is about 3 KB)."
+                )
+            if total > cap:
+                raise DataFormatError(
+                    f"{path} decompresses to more than {cap:,} bytes ({MAX_GZIP_RATIO}x its "
+                    "size): not a vectors file (gzip shrinks vectors files about 3x)."
+                )
+            try:
+                yield lineno, line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataFormatError(
+                    f"{path} is not a UTF-8 text file (binary word2vec?). Only the text formats "
+                    "are read: GloVe (word and numbers per line) or word2vec text with a "
+                    "'<count> <dim>' first line. Convert binary word2vec with gensim: "
+                    "KeyedVectors.load_word2vec_format(p, binary=True).save_word2vec_format(out, binary=False)."
+                ) from None
 
 
 def _header(parts: list[str]) -> tuple[int, int] | None:
@@ -144,19 +192,14 @@ def load_static_vectors(  # noqa: C901 - one pass over a file that checks each l
             values or a value that is not a number; the message names the line.
     """
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise DatasetNotFoundError(
-            f"Static vectors file not found: {p}. Give the path of a GloVe .txt (e.g. "
-            "glove.6B.300d.txt from https://nlp.stanford.edu/projects/glove/) or a word2vec "
-            "text-format file (.txt/.vec, optionally .gz)."
-        )
+    size = _check_regular(p)
     if max_words is not None and max_words < 1:
         raise ValueError("max_words must be at least 1")
     words: list[str] = []
     rows: list[np.ndarray] = []
     dim: int | None = None
     expected: int | None = None
-    for lineno, line in _lines(p):
+    for lineno, line in _lines(p, size):
         parts = line.rstrip("\n").rstrip().split(" ")
         if lineno == 1 and (head := _header(parts)) is not None:
             expected, dim = head
@@ -170,26 +213,24 @@ def load_static_vectors(  # noqa: C901 - one pass over a file that checks each l
             dim = min(_count_trailing_numbers(parts), len(parts) - 1)
             if dim <= 0:
                 raise DataFormatError(
-                    f"{p}, line {lineno}: expected a word followed by numbers, got "
-                    f"{_show(line)}. Is this a GloVe or word2vec text file?"
+                    f"{p}, line {lineno}: expected a word followed by numbers. Is this a GloVe "
+                    "or word2vec text file?"
                 )
         if len(parts) < dim + 1:
             raise DataFormatError(
                 f"{p}, line {lineno}: expected a word and {dim} numbers, found "
-                f"{len(parts) - 1} value(s): {_show(line)}"
+                f"{len(parts) - 1} value(s)."
             )
         try:
             vec = np.asarray(parts[-dim:], dtype=np.float32)
         except ValueError:
-            raise DataFormatError(
-                f"{p}, line {lineno}: a value is not a number: {_show(line)}"
-            ) from None
+            raise DataFormatError(f"{p}, line {lineno}: a value is not a number.") from None
         word = " ".join(parts[:-dim])
         if len(parts) > dim + 1 and _count_trailing_numbers(parts) == len(parts):
             # Only numbers and more of them than the dimension: a ragged row, not a
             # multi-word entry.
             raise DataFormatError(
-                f"{p}, line {lineno}: expected {dim} numbers after the word, found more: {_show(line)}"
+                f"{p}, line {lineno}: expected {dim} numbers after the word, found more."
             )
         words.append(word)
         rows.append(vec)
@@ -214,8 +255,3 @@ def _count_trailing_numbers(parts: list[str]) -> int:
             break
         n += 1
     return n
-
-
-def _show(line: str, width: int = 60) -> str:
-    line = line.strip()
-    return repr(line if len(line) <= width else line[:width] + "…")
