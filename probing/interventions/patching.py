@@ -1,7 +1,8 @@
 """Activation patching on minimal pairs (causal mediation, Vig et al. 2020; Finlayson et al.
 2021 for agreement).
 
-A pair is two sentences that differ only in the subject's number, the verb masked in both.
+A pair is two sentences that differ only in the subject's number (templated: the attractor
+is kept), the verb masked in both.
 The *base* run reads one; the *source* run the other. Copying the source's hidden state at
 (layer, positions of one role) into the base run moves the base's logit difference
 ``d = logit(source's verb form) - logit(base's verb form)`` at the mask towards the
@@ -17,12 +18,12 @@ whole effect.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from probing.errors import MinimalPairLengthError
-from probing.interventions.agreement import AgreementCase, single_piece_id
+from probing.interventions.agreement import NOUNS, AgreementCase, single_piece_id
 from probing.interventions.hooks import (
     head_outputs,
     mlm_logits,
@@ -54,22 +55,23 @@ def _tokenise(encoder, words: list[list[str]]):  # noqa: ANN001, ANN202
 
 
 def pair_batches(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001
-    """Minimal pairs from templated cases (consecutive Sing/Plur cases of one template
-    instance), both directions, batched by piece length.
+    """Minimal pairs from templated cases: each case is a base, and its source is the same
+    sentence with only the subject's number changed (the attractor stays as it is), so that
+    both numbers of every instance give the two directions. Batched by piece length.
 
     Raises:
         MinimalPairLengthError: a pair whose sentences tokenize to different lengths.
     """
-    by_group: dict[str, list[AgreementCase]] = {}
-    for c in cases:
-        by_group.setdefault(c.group, []).append(c)
+    other = {sg: pl for sg, pl in NOUNS} | {pl: sg for sg, pl in NOUNS}
     pairs = []
-    for group, cs in by_group.items():
-        sing = [c for c in cs if c.number == "Sing"]
-        plur = [c for c in cs if c.number == "Plur"]
-        if sing and plur:
-            pairs.append((sing[0], plur[0], group))
-            pairs.append((plur[0], sing[0], group))
+    for c in cases:
+        words = list(c.words)
+        if words[c.subject] not in other:
+            continue
+        words[c.subject] = other[words[c.subject]]
+        number = "Plur" if c.number == "Sing" else "Sing"
+        source = replace(c, words=tuple(words), number=number, correct=c.wrong, wrong=c.correct)
+        pairs.append((c, source, c.group))
     return make_batches(encoder, pairs, batch_size)
 
 
