@@ -158,3 +158,40 @@ OVERLAP_JS = """() => {
 def text_overlaps(page) -> list[str]:
     """Pairs of text elements of the page's plotly figures whose boxes overlap."""
     return page.evaluate(OVERLAP_JS)
+
+
+# Figures too small to read: a plot narrower or shorter than a person can read, any text of
+# it (tick labels, titles, legend, heatmap cell labels) under 9 px, a data area squeezed by
+# its labels (Course Notes' heatmaps were ~60 px wide), or a label cut off at the figure's
+# edge (their row labels read "eposited cash at the ban…").
+MIN_SIZE_JS = """([minWidth, minHeight, minFont]) => {
+    const out = [];
+    document.querySelectorAll('.js-plotly-plot').forEach((plot, p) => {
+        const box = plot.getBoundingClientRect();
+        if (box.width === 0 || box.height === 0) return;  // in a closed expander or tab
+        if (box.width < minWidth || box.height < minHeight)
+            out.push(`plot ${p}: ${Math.round(box.width)} x ${Math.round(box.height)} px`);
+        // the data area itself: labels must not squeeze the cells to a sliver
+        plot.querySelectorAll('.nsewdrag').forEach((area) => {
+            const a = area.getBoundingClientRect();
+            if (a.width > 0 && (a.width < 120 || a.width < 0.25 * box.width))
+                out.push(`plot ${p}: data area ${Math.round(a.width)} px wide of ${Math.round(box.width)}`);
+        });
+        plot.querySelectorAll('text').forEach((el) => {
+            const text = (el.textContent || '').trim();
+            const r = el.getBoundingClientRect();
+            if (!text || r.width === 0) return;
+            const size = parseFloat(getComputedStyle(el).fontSize);
+            if (size < minFont) out.push(`plot ${p}: "${text.slice(0, 30)}" at ${size} px`);
+            if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+                    || r.bottom > box.bottom + 1)
+                out.push(`plot ${p}: "${text.slice(0, 30)}" cut at the figure's edge`);
+        });
+    });
+    return out;
+}"""
+
+
+def unreadable(page, min_width: int = 250, min_height: int = 150, min_font: float = 9) -> list[str]:
+    """Figures (or their texts) too small to read, and labels cut at a figure's edge."""
+    return page.evaluate(MIN_SIZE_JS, [min_width, min_height, min_font])
