@@ -137,3 +137,13 @@ def test_the_layering_pages_orderings_are_called_by_the_engine() -> None:
     assert ("POS (UPOS)", "tree distance (UUAS)") in pairs
     assert ("tree distance (UUAS)", "POS (UPOS)") not in pairs
     assert all(isinstance(u, str) for u in unscored)
+
+
+def test_the_layering_cog_interval_comes_from_the_stored_counts() -> None:
+    from probing.figures.layering import load_curves
+
+    curves = {c.task: c for c in load_curves(RESULTS, "minilm-l6")}
+    pos = curves["pos"]
+    assert pos.cog_exact and pos.cog_low <= pos.cog <= pos.cog_high
+    # The committed UPOS run's own (paired) interval of the running-best CoG, 1.38-1.48.
+    assert 1.3 / 6 < pos.cog_low < pos.cog_high < 1.55 / 6

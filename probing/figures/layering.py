@@ -83,8 +83,12 @@ def approx_cog_interval(
     return float(lo), float(hi)
 
 
-def task_curve(results: ProbeResults, metric: str, label: str, color: str) -> TaskCurve | None:
-    """The drawable curve of one results file (None when it has fewer than 2 layers)."""
+def task_curve(
+    results: ProbeResults, metric: str, label: str, color: str,
+    cog_ci: tuple[float, float] | None = None,
+) -> TaskCurve | None:  # fmt: skip
+    """The drawable curve of one results file (None when it has fewer than 2 layers);
+    ``cog_ci``: the centre of gravity's interval from the stored per-sentence counts."""
     rows = results.layer_scores(metric)
     if len(rows) < 2:
         return None
@@ -94,8 +98,8 @@ def task_curve(results: ProbeResults, metric: str, label: str, color: str) -> Ta
     span = v.max() - v.min()
     scale = (lambda a: (a - v.min()) / span) if span > 0 else (lambda a: a * 0 + 0.5)
     cog = centre_of_gravity(v, layers)
-    ci = results.meta.get("centre_of_gravity_ci")
-    exact = bool(ci) and all(c is not None for c in ci)
+    ci = cog_ci or results.meta.get("centre_of_gravity_ci")
+    exact = bool(ci) and all(c is not None and math.isfinite(c) for c in ci)
     c_lo, c_hi = (float(ci[0]), float(ci[1])) if exact else approx_cog_interval(v, lo, hi, layers)
     best = int(np.argmax(v))
     return TaskCurve(
@@ -126,10 +130,29 @@ def load_curves(
                     raise DataFormatError(f"Cannot read the results file {path.name}.") from exc
                 unreadable.append(path.name)
                 continue
-            curve = task_curve(results, metric, label, color)
+            cog_ci = _stored_cog_interval(results_dir, path.stem)
+            curve = task_curve(results, metric, label, color, cog_ci)
             if curve is not None:
                 curves.append(curve)
     return curves
+
+
+def _stored_cog_interval(results_dir: str | Path, stem: str) -> tuple[float, float] | None:
+    """95 % interval of a run's centre of gravity from its per-sentence counts (seeds and
+    sentences resampled, :mod:`probing.probes.compare`); None without stored counts."""
+    from probing.errors import DataFormatError, InvalidArgumentError
+    from probing.probes.compare import Engine
+    from probing.probes.statements import Cells
+
+    try:
+        rep = Cells(results_dir, Engine(n_boot=1000, seed=0)).get(f"{stem}:cog")
+    except (DataFormatError, InvalidArgumentError, OSError):
+        return None
+    draws = np.nanmean(rep.draws, axis=0)
+    if not np.isfinite(draws).any():
+        return None
+    lo, hi = np.nanquantile(draws, [0.025, 0.975])
+    return float(lo), float(hi)
 
 
 def layering_figure(curves_by_model: dict[str, Sequence[TaskCurve]]) -> go.Figure:
