@@ -224,3 +224,30 @@ def test_a_sweep_spec_that_is_not_utf8_is_named(tmp_path, capsys):
 def test_cases_cover_every_bound():
     assert {(c, d) for c, d, _ in CASES} == {(c, d) for c, t in bounds.BOUNDS.items() for d in t}
     assert Path(bounds.__file__).read_text().count("import torch") == 0
+
+
+class _Gadget:
+    """Unpickling this would call a function of the pickle's choosing."""
+
+    def __reduce__(self):  # noqa: ANN204
+        return (str.upper, ("ran",))
+
+
+def test_a_pickled_checkpoint_is_refused_with_a_typed_message(tmp_path, capsys):
+    import json
+    import pickle
+
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"weight": _Gadget()}))
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2,
+        "num_attention_heads": 2, "intermediate_size": 64, "vocab_size": 100,
+    }))  # fmt: skip
+    (folder / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"])
+    )
+    assert cli(["encode", "hi", "--model", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "evil/pytorch_model.bin holds pickled objects other than tensors" in err, err
+    assert "unexpected" not in err and "Unsupported operand" not in err

@@ -189,9 +189,20 @@ def load_pickle_free(path: Path) -> dict:
     ``weights_only`` unpickles tensors and plain containers only, so loading runs no code
     from the file (safe on the pinned torch); callers still refuse it in demo mode.
     """
+    import pickle
+
     import torch
 
-    return torch.load(path, map_location="cpu", weights_only=True)
+    from probing.errors import UnsafeModelError
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:  # torch's own text says "Unsupported operand 149"
+        raise UnsafeModelError(
+            f"{path.parent.name}/{path.name} holds pickled objects other than tensors, which "
+            "could run code when loaded: refused. Convert the checkpoint to model.safetensors "
+            "(transformers' save_pretrained(..., safe_serialization=True)) and load that."
+        ) from None
 
 
 def model_from_bin(path: Path, config, *, mlm: bool, attn_implementation: str = "eager"):
