@@ -23,7 +23,7 @@ from probing.figures.interventions import (
     recovery_figure,
 )
 from ui import background
-from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header
 from ui.state import persist
 
 RESULTS = config.REPO_ROOT / "results" / "interventions"
@@ -207,10 +207,22 @@ def agreement_section(name: str) -> None:
         with friendly_errors("Patching"):
             from probing.interventions.patching import make_batches, patch_pairs, user_pair
 
-            batches = make_batches(encoder, user_pair(a, b, (sg.strip(), pl.strip())))
+            pairs = user_pair(a, b, (sg.strip(), pl.strip()))
+            batches = make_batches(encoder, pairs)
             if not batches:
                 st.warning("Both verb forms must be single vocabulary pieces for this model.")
                 return
+            from probing.interventions.agreement import margins, prepare
+
+            cases = [pairs[0][0], pairs[0][1]]
+            margin = margins(encoder, prepare(encoder, cases))
+            for case, m in zip(cases, margin, strict=True):
+                verdict = "agrees" if m > 0 else "does not agree"
+                st.write(
+                    f"{'A' if case.number == 'Sing' else 'B'}: the model prefers "
+                    f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; logit margin "
+                    f"{m:+.2f})."
+                )
             out = patch_pairs(encoder, batches, n_boot=200)
             st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
                             key="iv_user_roles")  # fmt: skip
