@@ -64,6 +64,19 @@ def test_model_view_message_is_capped_at_the_input_limit(minilm):
     assert size < 1_500_000, size
 
 
+def test_long_inputs_label_at_most_sixty_tokens_a_side(minilm):
+    """433 rotated labels a side took Chromium ~30 s to lay out; the map itself stays whole."""
+    from probing.figures.attention import attention_heatmap_figure
+
+    view = attention_view(encode_attention(minilm, LONG[:2000]), "piece")
+    fig = attention_heatmap_figure(view, 1, 0)
+    assert len(fig.layout.xaxis.tickvals) <= 60 and len(fig.layout.yaxis.ticktext) <= 60
+    assert fig.data[0].z.shape == (view.n_tokens, view.n_tokens)
+    assert "every" in fig.layout.title.text
+    short = attention_heatmap_figure(attention_view(encode_attention(minilm, "A cat sat.")), 1, 0)
+    assert list(short.layout.xaxis.ticktext) == ["[CLS]", "A", "cat", "sat", ".", "[SEP]"]
+
+
 def test_every_view_follows_the_weighting(page):
     page.radio(key="attn_weights").set_value("norm-weighted").run()
     assert not page.exception and not page.error

@@ -26,6 +26,7 @@ HEAD_COLOURS = (
 SEGMENT_COLOURS = {None: "#888888", 0: "#222222", 1: "#1f4e9c"}  # special, segment A, segment B
 HEATMAP_SCALE = "Blues"
 ROW_PX = 20  # vertical pixels per token in the head view and the large heatmap
+MAX_TICKS = 60  # token labels per axis of the large heatmap
 HEAD_VIEW_PX = 760  # the two token columns read best close together, not page-wide
 
 # Lines are bucketed by opacity (one trace per head and bucket) because plotly sets opacity
@@ -308,6 +309,11 @@ def attention_heatmap_figure(
     """One head's (n, n) matrix with the tokens on both axes; ``focus`` row outlined."""
     n = amap.n_tokens
     text = _token_text(amap)
+    # Every token labelled up to MAX_TICKS; past that every k-th (433 rotated labels a side
+    # took Chromium ~30 s to lay out on this machine; 60 take ~1 s).
+    step = max(1, math.ceil(n / MAX_TICKS))
+    ticks = list(range(0, n, step))
+    labelled = f"; every {step}th token labelled" if step > 1 else ""
     w = amap.head(layer, head)
     # Token names in the hover text cost 2 strings a cell: only for inputs of modest length.
     hover = (
@@ -345,21 +351,21 @@ def attention_heatmap_figure(
         title={
             "text": f"Layer {layer}, head {head}"
             f"<br><sup>{amap.level} level{', special tokens hidden (rows renormalised)' if amap.special_hidden else ''}; "
-            "row = attending token, column = attended token</sup>"
+            f"row = attending token, column = attended token{labelled}</sup>"
         },
         height=side + 110 + top - 180,
         width=side + 120,
         margin={"l": 110, "r": 20, "t": top, "b": 20},
         xaxis={
-            "tickvals": list(range(n)),
-            "ticktext": text,
+            "tickvals": ticks,
+            "ticktext": [text[t] for t in ticks],
             "side": "top",
             "tickangle": -60,
             "showgrid": False,
         },
         yaxis={
-            "tickvals": list(range(n)),
-            "ticktext": text,
+            "tickvals": ticks,
+            "ticktext": [text[t] for t in ticks],
             "autorange": "reversed",
             "showgrid": False,
             "scaleanchor": "x",
