@@ -63,12 +63,15 @@ def weighting_note(weighting: str) -> None:
     if weighting == "norm-weighted":
         st.caption(
             "Norm-weighted: each line / cell is the token's share of ‖Σ α·f(x)‖'s parts "
-            "(α_ij‖f(x_j)‖ over the row); rows sum to 1 as raw maps do."
+            "(α_ij‖f(x_j)‖ over the row); rows sum to 1 as raw maps do. Head statistics over "
+            "the UD-EWT sample stay raw; raw vs norm on all of EWT dev is in docs/results.md "
+            "(`python -m probing attention-norms`)."
         )
     elif weighting == "rollout":
         st.caption(
             "Rollout: one map per layer (heads averaged, residual mixed in), shown as head 0; "
-            "a row says which input tokens the token draws on by that layer."
+            "a row says which input tokens the token draws on by that layer. Head statistics "
+            "over the UD-EWT sample stay raw."
         )
 
 
