@@ -109,8 +109,8 @@ async def light_clicks(page, url: str, until: float, sid: int, out: dict) -> Non
         t0 = time.monotonic()
         try:
             await box.click(timeout=LOCATE_MS)
-            await box.fill(text)
-            await box.press("Control+Enter")
+            await box.fill(text, timeout=LOCATE_MS)
+            await box.press("Control+Enter", timeout=LOCATE_MS)
             await asyncio.sleep(0.3)  # the rerun starts
             await wait_idle(page, timeout=300)
             await check_page(page, "light click", out)
