@@ -29,7 +29,7 @@ from probing.errors import JobStoppedError
 from ui.gate import Gate
 
 WAIT_S = 600.0  # the longest a session waits for a slot
-HEAVY_NICE = 10  # CPU priority of a thread running a heavy job (0 = normal, 19 = lowest)
+HEAVY_NICE = 10  # a heavy job's thread runs this much nicer than the server (19 at most)
 
 
 @st.cache_resource(show_spinner=False)
@@ -70,7 +70,7 @@ def lower_priority() -> Iterator[None]:
     tid = threading.get_native_id()
     try:
         before = os.getpriority(os.PRIO_PROCESS, tid)
-        os.setpriority(os.PRIO_PROCESS, tid, max(before, HEAVY_NICE))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, before + HEAVY_NICE))
     except (AttributeError, OSError):
         before = None
     try:
