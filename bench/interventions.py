@@ -12,7 +12,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> None:
@@ -41,7 +45,9 @@ def main() -> None:
         ("is", "are"),
     )  # fmt: skip
     actions = {
-        "fill-mask, layer 3 erased": lambda: fill_mask_under(enc, text, erasing(enc, 3, kit.eraser)),
+        "fill-mask, layer 3 erased": lambda: fill_mask_under(
+            enc, text, erasing(enc, 3, kit.eraser)
+        ),
         "probe labels before/after": lambda: labels_before_after(enc, kit, words),
         "fill-mask, 3 heads off": lambda: fill_mask_under(
             enc, text, heads_off(enc, [(1, 0), (2, 3), (5, 7)])
