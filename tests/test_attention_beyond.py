@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
-import pytest
-from streamlit.testing.v1 import AppTest
 
 from probing.analyses.attention import attention_view, encode_attention
 from probing.figures.attention import model_view_figure
 from probing.figures.head_view_html import MAX_TOKENS, head_view_html, token_window
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "3_Attention.py")
+# The Attention page tests' fixtures: local (not demo) limits, and the page run once.
+from tests.test_attention_page import local_mode, page  # noqa: F401
+
 LONG = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 30)
-
-
-@pytest.fixture(autouse=True)
-def local_mode(monkeypatch):
-    monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
-
-
-@pytest.fixture
-def page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _data(html: str) -> dict:
@@ -77,7 +64,7 @@ def test_long_inputs_label_at_most_sixty_tokens_a_side(minilm):
     assert list(short.layout.xaxis.ticktext) == ["[CLS]", "A", "cat", "sat", ".", "[SEP]"]
 
 
-def test_every_view_follows_the_weighting(page):
+def test_every_view_follows_the_weighting(page):  # noqa: F811
     page.radio(key="attn_weights").set_value("norm-weighted").run()
     assert not page.exception and not page.error
     assert any("Norm-weighted" in c.value for c in page.caption)
@@ -92,7 +79,7 @@ def test_every_view_follows_the_weighting(page):
     assert page.multiselect(key="attn_hv_heads").value == [0]  # rollout has one "head"
 
 
-def test_rollout_and_flow_view_and_its_length_limit(page):
+def test_rollout_and_flow_view_and_its_length_limit(page):  # noqa: F811
     page.radio(key="attn_view").set_value("Rollout & flow").run()
     assert not page.exception and not page.error
     bars = page.get("plotly_chart")
@@ -103,7 +90,7 @@ def test_rollout_and_flow_view_and_its_length_limit(page):
     assert any("attention flow" in i.value.lower() for i in page.info)
 
 
-def test_long_sentence_head_view_has_a_window(page):
+def test_long_sentence_head_view_has_a_window(page):  # noqa: F811
     page.text_area(key="attn_text").input(LONG[:1500]).run()
     assert not page.exception and not page.error
     slider = page.slider(key="attn_hv_window")
@@ -112,7 +99,7 @@ def test_long_sentence_head_view_has_a_window(page):
     assert len(page.multiselect(key="attn_focus").options) == MAX_TOKENS
 
 
-def test_interactions_are_quick_when_warm(page):
+def test_interactions_are_quick_when_warm(page):  # noqa: F811
     page.radio(key="attn_weights").set_value("norm-weighted").run()  # warm the caches
     page.radio(key="attn_view").set_value("Rollout & flow").run()
     page.radio(key="attn_view").set_value("Head view").run()
