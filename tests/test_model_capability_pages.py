@@ -45,3 +45,13 @@ def test_an_unfetchable_model_is_one_message_not_a_traceback(tmp_path, monkeypat
     errors = " ".join(e.value for e in at.error)
     assert "mpnet-base" in errors and "could not be downloaded" in errors
     assert not (tmp_path / "models" / "mpnet-base").exists()
+
+
+def test_fill_mask_page_says_why_mpnet_base_has_no_head():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["models"] = ["mpnet-base"]
+    at.run()
+    assert not at.exception, at.exception
+    info = " ".join(m.value for m in at.info)
+    assert "**mpnet-base** has no masked-language-model head" in info
+    assert "encoder's weights only" in info and "at random" in info

@@ -63,6 +63,12 @@ def no_head_message(names: list[str]) -> str:
                 f"**{name}** has no masked-language-model head; **{FILL_MASK_MODEL}** is the "
                 "same embedded encoder with a head trained by ContextLens."
             )
+        elif e is not None and not e.embedded and e.family == "bert":  # mpnet-base
+            parts.append(
+                f"**{name}** has no masked-language-model head: its checkpoint holds the "
+                "encoder's weights only (its config names a masked-LM class, but a head "
+                "ContextLens would have to initialise at random would guess nonsense)."
+            )
         else:
             parts.append(f"**{name}** has no masked-language-model head, so cannot fill masks.")
     if not any(n == "minilm-l6" for n in names):
