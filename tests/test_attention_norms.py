@@ -27,6 +27,10 @@ def toy(tmp_path_factory) -> TransformersEncoder:
     torch.manual_seed(3)
     cfg = tiny_bert_config(hidden_size=8, intermediate_size=12, attn_implementation="eager")
     model = BertModel(cfg)
+    with torch.no_grad():  # non-zero biases, so that which bias f(x) includes shows
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.normal_(0.0, 0.5)
     folder = tmp_path_factory.mktemp("toy-tok")
     return TransformersEncoder(model, tiny_tokenizer(folder), _info("toy"), device="cpu")
 
