@@ -212,3 +212,20 @@ def test_typed_errors(mlm, elmo):
                          1, "x", "g")  # fmt: skip
     with pytest.raises(MinimalPairLengthError, match="pieces"):
         make_batches(mlm, [(a, b, "g")])
+
+
+def test_cli_erase_guards_shipped_results_and_says_what_is_wrong(tmp_path, capsys):
+    from probing.cli.main import main
+
+    # results/interventions/elmo-mini__ud-ewt__pos__erase-leace.* are committed
+    assert main(["erase", "--model", "elmo-mini", "--task", "pos"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    out = ["--out", str(tmp_path)]
+    assert main(["erase", "--model", "elmo-mini", "--task", "pos", "--layers", "5", *out]) == 2
+    assert "0 (input) to 2" in capsys.readouterr().err
+    assert (
+        main(["erase", "--model", "elmo-mini", "--task", "pos", "--dataset", "semcor", *out]) == 2
+    )
+    assert "pos is labelled in" in capsys.readouterr().err
+    assert main(["agreement", "--model", "elmo-mini", *out]) == 2
+    assert "minilm-l6-mlm" in capsys.readouterr().err
