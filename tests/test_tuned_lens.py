@@ -96,6 +96,16 @@ def test_models_without_a_lensable_head_get_a_typed_error(capsys):
     assert "tuned lens" in capsys.readouterr().err
 
 
+def test_the_cli_never_replaces_the_shipped_translators_by_accident(capsys):
+    from probing.cli.main import main
+    from probing.models.embedded import MINILM_MLM_DELTA
+
+    before = (MINILM_MLM_DELTA / "tuned_lens.safetensors").stat().st_mtime_ns
+    assert main(["train-tuned-lens", "--out", str(MINILM_MLM_DELTA)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert (MINILM_MLM_DELTA / "tuned_lens.safetensors").stat().st_mtime_ns == before
+
+
 def test_shipped_lens_beats_nothing_at_the_last_layer_and_helps_early(mlm):
     lens = find_lens(mlm)
     assert lens is not None, "models/minilm-l6-mlm/tuned_lens.safetensors is missing"

@@ -8,7 +8,8 @@ header) and ``DIR/tuned_lens_eval.json`` (per layer, logit vs tuned lens: mean K
 final distribution and the share of masks whose final answer is already top-1, with 95 %
 paired sentence-bootstrap intervals, on sentences the translators never saw).
 Defaults: trained on Brown dev files (held out from the embedded MLM head's training text),
-scored on UD-EWT dev. Existing files are replaced only with ``--overwrite``.
+scored on UD-EWT dev. Files shipped in ``models/`` or ``results/`` are replaced only with
+``--overwrite``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument
+from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,6 +50,7 @@ def output_files(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from probing import config
     from probing.analyses.attention import sample_sentences
     from probing.analyses.tuned_lens import evaluate_lens, lensable, train_tuned_lens
     from probing.cli.probe import writable_folder
@@ -57,11 +59,12 @@ def run(args: argparse.Namespace) -> int:
     from probing.models.registry import load_encoder
 
     files = output_files(args)
-    existing = [p for p in files if p.exists()]
-    if existing and not args.overwrite:
+    refuse_shipped(files, args.overwrite)
+    shipped = [p for p in files if p.exists() and p.resolve().is_relative_to(config.MODELS_DIR)]
+    if shipped and not args.overwrite:  # the embedded model's translators
         raise ShippedResultsError(
-            f"{', '.join(str(p) for p in existing)} exist(s); pass --overwrite to replace, or "
-            "write somewhere else with --out."
+            f"{', '.join(p.name for p in shipped)} ship with an embedded model; pass "
+            "--overwrite to replace them, or write somewhere else with --out."
         )
     writable_folder(args.out)
     encoder = load_encoder(args.model)
