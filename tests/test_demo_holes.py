@@ -339,17 +339,24 @@ def results_copy(tmp_path) -> Path:
     return root
 
 
+def page_naming_a_bad_file(page: str, view, results: Path, bad: str, monkeypatch) -> AppTest:  # noqa: ANN001
+    """Run ``page`` on ``results`` for minilm-l6: no error or exception, one warning naming
+    ``bad``."""
+    monkeypatch.setattr(view, "RESULTS_DIR", results)
+    at = AppTest.from_file(str(REPO / "pages" / page), default_timeout=300)
+    at.session_state["models"] = ["minilm-l6"]
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len([w.value for w in at.warning if bad in w.value]) == 1
+    return at
+
+
 def test_truncated_results_file_leaves_the_layering_page_usable(results_copy, monkeypatch):
     import ui.views.layering as view
 
     truncate(results_copy / "minilm-l6__ud-ewt__pos.json")
-    monkeypatch.setattr(view, "RESULTS_DIR", results_copy)
-    at = AppTest.from_file(str(REPO / "pages" / "5_Layering.py"), default_timeout=180)
-    at.session_state["models"] = ["minilm-l6"]
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    notes = [w.value for w in at.warning if "minilm-l6__ud-ewt__pos.json" in w.value]
-    assert len(notes) == 1
+    at = page_naming_a_bad_file("5_Layering.py", view, results_copy,
+                                "minilm-l6__ud-ewt__pos.json", monkeypatch)  # fmt: skip
     assert at.get("plotly_chart")  # the other tasks are drawn
     assert any("minilm-l6" in m.value and "intervals support" in m.value for m in at.markdown)
 
@@ -358,13 +365,8 @@ def test_truncated_saved_probe_leaves_the_probe_lens_usable(results_copy, monkey
     import ui.views.probe_lens as view
 
     truncate(results_copy / "probes" / "minilm-l6__ud-ewt__pos.safetensors")
-    monkeypatch.setattr(view, "RESULTS_DIR", results_copy)
-    at = AppTest.from_file(str(REPO / "pages" / "7_Probe_Lens.py"), default_timeout=300)
-    at.session_state["models"] = ["minilm-l6"]
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    notes = [w.value for w in at.warning if "minilm-l6__ud-ewt__pos" in w.value]
-    assert len(notes) == 1
+    at = page_naming_a_bad_file("7_Probe_Lens.py", view, results_copy,
+                                "minilm-l6__ud-ewt__pos", monkeypatch)  # fmt: skip
     assert at.get("plotly_chart")  # the other probes are applied
 
 
