@@ -88,11 +88,13 @@ def test_label_bomb_in_the_tasks_own_column_is_refused_before_encoding(
     data = conllu_file(sentences)
     assert 1.5 * MB < len(data) < config.limits().max_upload_bytes
     calls = refuse_encoding(minilm, monkeypatch)
-    t0 = time.perf_counter()
+    cpu0 = time.process_time()  # reading is CPU-bound: its CPU time does not depend on load
     parsed = read_conllu_upload(data, config.limits().max_upload_bytes)
+    t0 = time.perf_counter()  # the part that holds the job slot
     with pytest.raises(ResourceLimitError, match=rf"{column.upper()} probe.*different labels"):
         probe_upload(minilm, parsed, task=task)
     assert time.perf_counter() - t0 < 10
+    assert time.process_time() - cpu0 < 10
     assert calls == []
 
 
@@ -208,7 +210,7 @@ def test_oversized_sentence_parameter_is_refused_before_work(minilm, monkeypatch
     at.query_params["sentence"] = "bank " * 20_000
     t0 = time.perf_counter()
     at.run()
-    assert time.perf_counter() - t0 < 60
+    assert time.perf_counter() - t0 < 120  # a sanity bound; `seen` below is the real check
     assert not at.exception
     notes = [w.value for w in at.warning if "`sentence`" in w.value]
     assert notes and "100,000 characters" in notes[0] and "at most 2,000" in notes[0]

@@ -292,7 +292,7 @@ def probe_upload(
     # column, or sentences whose probing would outgrow the job's memory, is refused at once.
     if label != "head":
         tags = {t for s in train_s for t in s.labels[label]}
-        check_probe_size(tags, int(encoder.info.dim), f"A {label.upper()} probe on {name}")
+        check_probe_size(tags, int(encoder.info.dim), f"The {label.upper()} probe on {name}")
     check_upload_size([*train_s, *test_s], task, len(layer_ids), int(encoder.info.dim), name)
 
     dataset = f"upload:{name}"
