@@ -137,7 +137,7 @@ def erase_sentence(name: str) -> None:
         return
     kit = st.session_state.get("iv_kit")
     if kit is None or (kit.task, kit.layer, kit.model) != (task, layer, name):
-        if st.button("Fit the eraser (about 10-30 s)", key="iv_fit"):
+        if st.button("Fit the eraser (a background job: tens of seconds or more)", key="iv_fit"):
             background.start(key, "Erasure", lambda sink: _fit(encoder, name, task, layer, sink))
             st.rerun()
         return
