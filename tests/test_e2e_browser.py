@@ -22,6 +22,7 @@ from tests.browser import (
     exception_texts,
     streamlit_server,
     text_overlaps,
+    unreadable,
     wait_for_app,
 )
 
@@ -84,6 +85,7 @@ def test_home_page(server, page):
     page.get_by_text("12-head uncased BERT", exact=False).first.wait_for()
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
     shoot(page, "home")
     page.goto(f"{server}/Fill_Mask")  # a direct link runs the page's own script
     wait_for_app(page)
@@ -127,6 +129,7 @@ def test_static_vs_contextual_page(server, page):
     assert "S3" in body and "bank" in body
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
     shoot(page, "static_vs_contextual")
 
 
@@ -138,6 +141,7 @@ def test_fill_mask_page(server, page):
     assert "mask 2" in page.inner_text("body")
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
     shoot(page, "fill_mask")
 
 
@@ -148,6 +152,7 @@ def test_fill_mask_bad_input_is_a_message(server, page):
     assert "[MASK]" in page.inner_text('[data-testid="stAlert"]')
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
 
 
 def test_attention_page(server, page):
@@ -161,6 +166,7 @@ def test_attention_page(server, page):
     assert plot_count(page, 2) >= 2  # layers x heads grid + the selected head
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
     shoot(page, "attention_model_view")
 
 
@@ -191,6 +197,7 @@ def test_probing_page_runs_a_small_probe(server, page):
     assert "precomputed" not in page.inner_text("body").split("Your own data")[0]
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
 
 
 def test_sense_map_with_many_senses_reads_cleanly(server, page):
@@ -208,6 +215,7 @@ def test_sense_map_with_many_senses_reads_cleanly(server, page):
     assert not any("%" in t for t in legend)
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
 
 
 def test_attention_heatmap_with_long_tokens_keeps_labels_off_the_title(server, page):
@@ -220,6 +228,7 @@ def test_attention_heatmap_with_long_tokens_keeps_labels_off_the_title(server, p
     wait_for_app(page)
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
 
 
 def test_model_view_tile_click_opens_that_head(server, page):
@@ -273,6 +282,7 @@ def test_layering_page(server, page):
     assert "intervals support" in page.inner_text("body")
     assert not exception_texts(page)
     assert not text_overlaps(page)
+    assert not unreadable(page)
     shoot(page, "layering")
 
 

@@ -54,7 +54,7 @@ LINKS = {
          "view": "Model view", "layer": "5", "head": "7"},
         ["Layer 5, head 7", "cabinet"],
     ),
-    "Probing": ({"task": "supersense"}, ["Supersense"]),
+    "Probing": ({"task": "supersense"}, ["Supersense · SemCor"]),
     "Layering": ({"model": "elmo-mini,minilm-l6"}, ["elmo-mini", "minilm-l6"]),
     "Course_Notes": (
         {"pool_sentences": "He deposited cash at the bank.\nThe bank raised its rates.\n"
@@ -104,7 +104,9 @@ def test_a_link_reopens_its_view_and_every_figure_reads(server, browser, path, w
         # the view is the link's: the address the page writes from its state keeps the link
         written = _params(page.url)
         assert {k: written.get(k) for k in params} == params
-        body = page.inner_text("body")
+        body = page.inner_text("body") + " ".join(  # a selectbox shows its value in an input
+            page.locator("input").evaluate_all("(els) => els.map((e) => e.value)")
+        )
         plots = page.evaluate(
             "() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
             ".map((e) => e.textContent).join(' ')"
