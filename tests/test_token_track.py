@@ -66,6 +66,7 @@ def test_follow_chart_labels_its_log_axes_one_tick_per_decade(mlm):
     layout = token_track_figure(track, 0).to_plotly_json()["layout"]
     rank, prob = layout["yaxis"], layout["yaxis2"]
     assert rank["type"] == "log" and prob["type"] == "log"
+    assert rank["range"][1] == 0 and rank["range"][0] > 0  # reversed: rank 1 on top, in view
     ranks = np.asarray(rank["tickvals"])
     assert np.allclose(np.log10(ranks), np.round(np.log10(ranks)))  # powers of ten only
     assert ranks.min() == 1 and ranks.max() >= track.rank[0].max()

@@ -35,7 +35,7 @@ def token_track_figure(track: TokenTrack, mask: int, title: str = "") -> go.Figu
     # read "5, 10, 2, 5, 100 …" and a ".0%" linear axis "1%, 1%, … 0%" for small probabilities.
     rank_ticks = decade_ticks(1, float(np.max(track.rank[mask])))
     fig.update_yaxes(
-        type="log", autorange="reversed", title_text="rank (1 = top)", secondary_y=False,
+        type="log", range=[math.log10(rank_ticks[-1]), 0], title_text="rank (1 = top)", secondary_y=False,
         tickvals=rank_ticks, ticktext=[f"{int(v):,}" for v in rank_ticks], minor={"showgrid": False},
     )  # fmt: skip
     probs = np.clip(track.probability[mask], 1e-12, 1)
