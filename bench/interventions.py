@@ -52,8 +52,8 @@ def main() -> None:
         "fill-mask, 3 heads off": lambda: fill_mask_under(
             enc, text, heads_off(enc, [(1, 0), (2, 3), (5, 7)])
         ),
-        "patch your pair (7 layers x 4 roles + 72 heads)": lambda: patching.patch_pairs(
-            enc, patching.make_batches(enc, pair), n_boot=200
+        "patch your pair (7 layers x 4 roles, the page's)": lambda: patching.patch_pairs(
+            enc, patching.make_batches(enc, pair), n_boot=200, heads=False
         ),
     }
     for name, action in actions.items():

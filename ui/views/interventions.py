@@ -223,7 +223,7 @@ def agreement_section(name: str) -> None:
                     f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; logit margin "
                     f"{m:+.2f})."
                 )
-            out = patch_pairs(encoder, batches, n_boot=200)
+            out = patch_pairs(encoder, batches, n_boot=200, heads=False)
             st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
                             key="iv_user_roles")  # fmt: skip
             st.caption(
