@@ -64,7 +64,6 @@ _FLOAT_COLUMNS = ("value", "ci_low", "ci_high", "control", "selectivity", "contr
                   "control_sd", "selectivity_sd")  # fmt: skip
 
 
-
 @dataclass
 class ProbeResults:
     """Everything one :func:`probe_layers` run measured.

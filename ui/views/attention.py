@@ -363,7 +363,10 @@ def view_options() -> tuple[str, bool, str]:
     )
     views = ["Head view", "Model view", "Head statistics", "Rollout & flow", "Heads as parsers"]
     view_name = c3.radio(
-        "View", views, horizontal=True, key=persist("attn_view", views[0], "view", valid=one_of(views))
+        "View",
+        views,
+        horizontal=True,
+        key=persist("attn_view", views[0], "view", valid=one_of(views)),
     )
     return level, show_special, view_name
 
@@ -405,8 +408,13 @@ def corpus_stats(encoder, name: str, k: str = ""):
             min_value=10,
             max_value=config.limits().max_attention_corpus_sentences,
             step=50,
-            key=persist(f"attn_n{k}", 100, _linked("n", k), int,
-                        lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences),  # fmt: skip
+            key=persist(
+                f"attn_n{k}",
+                100,
+                _linked("n", k),
+                int,
+                lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences,
+            ),  # fmt: skip
         )
     )
     results = corpus_results()

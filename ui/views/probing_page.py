@@ -595,7 +595,9 @@ def upload_task_name(task: str) -> str:
 
 def upload_task_label(task: str) -> str:
     """A task on the user's file and the column it reads: "UPOS · UPOS, 4th column"."""
-    field, nth = upload_module.COLUMN_NAMES[upload_module.UPLOAD_TASKS[task]].rstrip(")").split(" (")
+    field, nth = (
+        upload_module.COLUMN_NAMES[upload_module.UPLOAD_TASKS[task]].rstrip(")").split(" (")
+    )
     return f"{upload_task_name(task)} · {field}, {nth} column"
 
 
