@@ -175,20 +175,30 @@ def test_encode_batch_size_must_be_positive(minilm):
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["probe", "--n-boot", "0"], "n_boot"),
-        (["probe", "--cs", "-1"], "positive numbers"),
-        (["probe", "--layers", "99"], "layer 99 does not exist"),
-        (["fill-mask", "The [MASK] sat.", "--top-k", "0"], "top_k must be between 1"),
-        (["attention-stats", "--batch-size", "0"], "--batch-size must be at least 1"),
-        (["attention-stats", "--batch-size", "-1"], "--batch-size must be at least 1"),
+        (["probe", "--n-boot", "0"], "argument --n-boot: must be a whole number from 1 to"),
+        (["probe", "--cs", "-1"], "argument --cs: must be 1 to 50 comma-separated values"),
+        (["fill-mask", "The [MASK] sat.", "--top-k", "0"], "argument --top-k: must be a whole"),
+        (["attention-stats", "--batch-size", "0"], "argument --batch-size: must be a whole"),
+        (["attention-stats", "--batch-size", "-1"], "argument --batch-size: must be a whole"),
     ],
 )
 def test_cli_arguments_out_of_range(capsys, tmp_path, cache, argv, says):
+    """Ranges are argparse's to check: exit 2 with its usage line and the range named."""
     argv = [*argv, "--out", str(tmp_path / "out")] if argv[0] != "fill-mask" else argv
     if argv[0] == "fill-mask":
         argv += ["--model", "minilm-l6-mlm"]
-    assert says in cli_error(capsys, argv)
+    with pytest.raises(SystemExit) as exit_:
+        cli(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert says in err
     assert not (cache / "features").exists()  # refused before any extraction
+
+
+def test_cli_layer_that_does_not_exist(capsys, tmp_path, cache):
+    err = cli_error(capsys, ["probe", "--layers", "99", "--out", str(tmp_path / "out")])
+    assert "--layers: minilm-l6 has layers 0 to 6" in err and "not 99" in err
+    assert not (cache / "features").exists()
 
 
 def test_cli_argument_that_is_not_utf8(capsys):

@@ -321,7 +321,7 @@ def test_interventions_page(server, page):
     assert "LEACE erasure fitted on" in body
     assert plot_count(page, 1) >= 1
     page.get_by_role("tab", name="Heads").click()
-    page.get_by_text("Switch heads off").wait_for()
+    page.get_by_text("Switch heads off", exact=True).wait_for()
     wait_for_app(page)
     assert not exception_texts(page)
     shoot(page, "interventions")

@@ -58,28 +58,51 @@ def test_a_cancelled_extraction_resumes_where_it_stopped(minilm, cache, tmp_path
     assert np.array_equal(resumed, _fresh(minilm, tmp_path, monkeypatch))
 
 
-def test_a_killed_extraction_resumes_where_it_stopped(minilm, cache, tmp_path, monkeypatch):
-    code = textwrap.dedent(f"""
-        import os
+def _in_a_fresh_process(cache: Path, body: str) -> subprocess.CompletedProcess:
+    """Run ``body`` in a new interpreter on ``cache``: a killed server and the one that comes
+    back share nothing but the disk (and no state of this test session leaks into them)."""
+    code = textwrap.dedent("""
+        import os, sys
+        import numpy as np
         from probing import feature_cache
         from probing.features import extract_features
         from probing.models.registry import load_encoder
         feature_cache.CHECKPOINT_S = 0.0
+        encoder = load_encoder("minilm-l6")
+    """) + textwrap.dedent(body)
+    env = {**os.environ, "CONTEXTLENS_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600,
+                          cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
 
+
+def test_a_killed_extraction_resumes_where_it_stopped(minilm, cache, tmp_path, monkeypatch):
+    killed = _in_a_fresh_process(
+        cache,
+        f"""
         def kill_halfway(done, total):
             if done >= total // 2:
                 os._exit(9)  # no clean-up runs, as with SIGKILL
 
-        extract_features(load_encoder("minilm-l6"), "ud-ewt", "dev", max_sentences={N},
-                         batch_size=8, progress=kill_halfway)
-    """)
-    env = {**os.environ, "CONTEXTLENS_CACHE_DIR": str(cache)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600,
-                         cwd=Path(__file__).resolve().parent.parent)  # fmt: skip
-    assert out.returncode == 9, out.stderr.decode()[-2000:]
-    first, resumed = _first_progress(minilm)
-    assert N // 2 <= first < N
-    assert np.array_equal(resumed, _fresh(minilm, tmp_path, monkeypatch))
+        extract_features(encoder, "ud-ewt", "dev", max_sentences={N}, batch_size=8,
+                         progress=kill_halfway)
+    """,
+    )
+    assert killed.returncode == 9, killed.stderr.decode()[-2000:]
+    out = tmp_path / "resumed.npy"
+    resumed = _in_a_fresh_process(
+        cache,
+        f"""
+        seen = []
+        feats = extract_features(encoder, "ud-ewt", "dev", max_sentences={N}, batch_size=8,
+                                 progress=lambda done, total: seen.append(done))
+        np.save({str(out)!r}, np.asarray(feats.layers))
+        print("first", seen[0])
+    """,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
+    first = int(resumed.stdout.decode().split("first")[-1])
+    assert N // 2 <= first < N  # it started from the recorded batches, not from 0
+    assert np.array_equal(np.load(out), _fresh(minilm, tmp_path, monkeypatch))
 
 
 def test_a_journal_of_another_plan_starts_over(minilm, cache):

@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_shipped(output_files(args), getattr(args, "overwrite", False))
     from probing.cli.preflight import preflight
 
+    out = writable_folder(args.out)  # before the estimate and the run: nothing computed is lost
     preflight(args, args.dataset or get_task(args.task).default_dataset)  # before any data
     bars: dict[str, tqdm] = {}
     fitted: dict | None = {} if args.save_probes else None
@@ -178,7 +179,6 @@ def run(args: argparse.Namespace) -> int:
         if done >= total:
             bar.close()
 
-    out = writable_folder(args.out)  # before the run: a long run must not be lost at the end
     results = probe_layers(
         args.model,
         args.task,
