@@ -77,12 +77,11 @@ from pathlib import Path
 import numpy as np
 
 from probing import config, feature_cache
-from probing.cache import LRUCache
 from probing.encoders.base import CONTROL_RE
 from probing.encoding import to_float16
 from probing.errors import CorruptCacheError, DiskFullError, InvalidArgumentError
 from probing.heap import release_free_memory
-from probing.io import atomic_write_text, sha256_of
+from probing.io import atomic_write_text, file_sha256
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -320,17 +319,9 @@ def dataset_files(dataset: str, split: str) -> list[Path]:
 
 # -- fingerprints -------------------------------------------------------------------------
 
-_file_hashes: LRUCache[str] = LRUCache(8192)  # a data set's files: ~1k at most
 _model_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _verified: set[tuple[str, int, int]] = set()
 _memo_lock = threading.Lock()
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
-    st = os.stat(path)
-    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    return _file_hashes.get_or_make(memo, lambda: sha256_of(path))
 
 
 def dataset_fingerprint(dataset: str, split: str) -> str:

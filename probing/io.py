@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from probing.cache import LRUCache
 from probing.errors import DownloadError
 
 ProgressFn = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
@@ -30,6 +31,16 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+_file_hashes: LRUCache[str] = LRUCache(8192)  # a data set's files: ~1k at most
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex SHA-256 of a file, memoised per (path, size, mtime) for this process."""
+    st = os.stat(path)
+    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    return _file_hashes.get_or_make(memo, lambda: sha256_of(path))
 
 
 def atomic_write(

@@ -47,14 +47,13 @@ def _verify(name: str, split, all_splits, data_dir) -> None:  # noqa: ANN001
     """Check the split's files against the checksum manifest before reading them."""
     from probing.datasets.integrity import verify_files
     from probing.errors import DatasetNotFoundError
-    from probing.features import dataset_files
 
     parts = [split] if isinstance(split, str) else list(split or all_splits)
     if data_dir is not None:
-        return  # dataset_files reads the process-wide data folder; another one is the caller's
+        return  # the files are those of the process-wide data folder; another one is the caller's
     for part in parts:
         try:
-            files = dataset_files(name, part)
+            files = get_dataset(name).files(part)  # what the feature cache hashes
         except (DatasetNotFoundError, KeyError):
             return  # the reader itself says what is missing
         verify_files(name, files)

@@ -73,6 +73,6 @@ def _message(name: str, rel: str, what: str) -> str:
 
 
 def _sha256(path: Path) -> str:
-    from probing.features import file_sha256  # memoised per (path, size, mtime)
+    from probing.io import file_sha256  # memoised per (path, size, mtime)
 
     return file_sha256(path)
