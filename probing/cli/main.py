@@ -75,6 +75,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # options from a torch-free module: `--help` answers at once; the run imports torch
     "train-elmo": ("probing.training.cli_args", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.training.cli_args", "train the embedded fill-mask head"),
+    "train-elmo-softmax": (
+        "probing.training.cli_args",
+        "fit ELMo-mini's LM softmax on its frozen encoder (forward/backward next-word LM)",
+    ),
 }
 
 

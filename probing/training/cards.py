@@ -16,7 +16,7 @@ from typing import Any
 TEMPLATES_DIR = Path(__file__).with_name("card_templates")
 
 # Where checkpoints and exports were written changes nothing in the model.
-_LOCAL_FLAGS = ("--checkpoint-dir", "--export-dir")
+_LOCAL_FLAGS = ("--checkpoint-dir", "--export-dir", "--work-dir")
 
 
 def reproducing_command(command: str) -> str:
@@ -200,3 +200,55 @@ def mlm_card_values(log: dict[str, Any], default_eval_seed: int) -> dict[str, An
         ),
         "reproduce": reproduce,
     }
+
+
+def elmo_softmax_values(
+    slog: dict[str, Any] | None, training_ppl: tuple[float, float] | None
+) -> dict[str, str]:
+    """The card's LM-softmax line and section from ``softmax_log.json`` (None: not fitted)."""
+    if not slog:
+        return {
+            "softmax_line": "none (an encoder only; `python -m probing train-elmo-softmax` fits one)",
+            "softmax_section": "",
+        }
+    h = slog["heldout"]
+    lay = slog["layout"]
+    then = (
+        f" The jointly trained head scored forward {training_ppl[0]:.1f}, backward "
+        f"{training_ppl[1]:.1f} on the same words at the end of training."
+        if training_ppl
+        else ""
+    )
+    line = (
+        f"`softmax.safetensors` ({slog['size_bytes'] / 1e6:.2f} MB, fp16), **fitted after the "
+        "fact on the frozen encoder** (not the head trained with it; see below)"
+    )
+    section = f"""## Fitted LM softmax
+
+The training head was not exported and the training checkpoint is gone, so ContextLens fitted
+a new one on the frozen encoder (`probing.training.elmo_softmax`): the same module as in
+training (one adaptive softmax over the {lay["vocab_size"]:,} words of `vocab.txt`, cutoffs
+{lay["cutoffs"]}, div value {lay["div_value"]:g}, shared by the forward and the backward
+LM), the same targets (the forward LM predicts word t+1 from its top layer at t, the backward
+LM word t-1 from its top layer at t; `<S> w1 … wn </S>`, zero state), on every
+{slog["every"]}-th sentence of the same corpus ({slog["corpus_sentences"]:,} sentences,
+{slog["corpus_words"]:,} words, {slog["predictions"]:,} predictions in both directions), the
+encoder's top-layer states computed once without gradients. {slog["epochs"]} passes (Adam, lr
+{slog["lr"]}, batches of {slog["batch_size"]:,} predictions, cosine decay, dropout
+{slog["dropout"]} on the states); {_fmt_duration(slog["states_wall_s"])} wall
+({slog["states_cpu_s"] / 60:.0f} CPU-min) for the states and {_fmt_duration(slog["train_wall_s"])}
+wall ({slog["train_cpu_s"] / 60:.0f} CPU-min) for the fit, on {slog["threads"]} thread(s) of
+a shared machine.
+
+- Held-out perplexity with the shipped fp16 weights: forward **{h["ppl_forward"]:.1f}**,
+  backward **{h["ppl_backward"]:.1f}** ({h["predictions"]:,} predictions on the first
+  {slog["eval_words"]:,} words of UD-EWT dev, measured as in training; words outside the
+  vocabulary count as `<UNK>`).{then} A unigram model (add-one counts of the words read)
+  scores {slog["unigram_ppl"]:.1f}.
+- What uses it: `probing.encoders.elmo_softmax` (loaded with the encoder when the file is
+  there; a folder without it is an encoder only), erasure's bi-LM effect, forward-LM
+  agreement and patching (`probing.interventions.bilm`).
+- Reproduce: `{reproducing_command(slog["command"])}`
+
+"""
+    return {"softmax_line": line, "softmax_section": section}

@@ -79,6 +79,37 @@ def run_train_elmo(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def add_train_elmo_softmax_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Options of ``python -m probing train-elmo-softmax`` (:mod:`probing.training.elmo_softmax`)."""
+    a = parser.add_argument
+    a("--data-dir", type=Path, default=argparse.SUPPRESS, help="data sets folder")
+    a("--export-dir", type=Path, default=DEFAULT_EXPORT_DIR,
+      help="the ELMo folder (options.json, weights.hdf5, vocab.txt); the softmax goes here")  # fmt: skip
+    a("--work-dir", type=Path, default=None,
+      help="states and checkpoint (default ~/.cache/contextlens/train/elmo-mini-softmax)")  # fmt: skip
+    a("--every", type=int, default=3, help="use every N-th training sentence")
+    a("--max-len", type=int, default=60, help="longer sentences are cut into pieces (as training)")
+    a("--batch-tokens", type=int, default=2048, help="padded tokens per encoder batch")
+    a("--shard-batches", type=int, default=100, help="encoder batches per states shard")
+    a("--epochs", type=int, default=3, help="passes over the stored states")
+    a("--batch-size", type=int, default=4096, help="predictions per softmax step")
+    a("--lr", type=float, default=3e-3, help="Adam peak lr (cosine decay to 5 %%)")
+    a("--dropout", type=float, default=0.1, help="on the stored states (training used 0.1)")
+    a("--seed", type=int, default=0)
+    a("--threads", type=int, default=1, help="torch threads (set OMP_WAIT_POLICY=PASSIVE)")
+    a("--checkpoint-minutes", type=float, default=3.0)
+    a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev (as training)")
+    a("--log-every", type=int, default=100, help="softmax steps between log lines")
+    return parser
+
+
+def run_train_elmo_softmax(args: argparse.Namespace) -> int:
+    """``python -m probing train-elmo-softmax``: :func:`probing.training.elmo_softmax.run`."""
+    from probing.training.elmo_softmax import run
+
+    return run(args)
+
+
 def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of ``train-mlm-head`` (shared by the ``probing`` CLI and ``-m`` entry point)."""
     parser.add_argument("--data-dir", type=Path, default=None, help="data sets folder")

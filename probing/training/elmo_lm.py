@@ -53,7 +53,7 @@ from probing.encoders.elmo import (
 )
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.training import corpus as training_corpus
-from probing.training.cards import elmo_card_values, render_card
+from probing.training.cards import elmo_card_values, elmo_softmax_values, render_card
 from probing.training.cards import reproducing_command as reproducing_command  # re-export
 from probing.training.cli_args import DEFAULT_EXPORT_DIR, add_train_elmo_arguments
 from probing.training.elmo_bilm import (
@@ -124,7 +124,13 @@ def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Pat
     options = {**vars(cfg), "n_filters": cfg.n_filters, "output_dim": cfg.output_dim}
     size_mb = (folder / "weights.hdf5").stat().st_size / 1e6
     card_folder = "models/elmo-mini" if folder.resolve() == DEFAULT_EXPORT_DIR.resolve() else folder
-    text = render_card("elmo-mini", elmo_card_values(log, options, size_mb, str(card_folder)))
+    values = elmo_card_values(log, options, size_mb, str(card_folder))
+    slog_path = folder / "softmax_log.json"
+    slog = json.loads(slog_path.read_text(encoding="utf-8")) if slog_path.is_file() else None
+    last = (log.get("heldout") or [None])[-1]
+    then = (last["ppl_forward"], last["ppl_backward"]) if last else None
+    values.update(elmo_softmax_values(slog, then))
+    text = render_card("elmo-mini", values)
     return atomic_write_text(folder / "README.md", text)
 
 
