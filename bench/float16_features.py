@@ -1,6 +1,7 @@
 """Float16 feature storage, measured: the committed probes on float32 vs float16 vectors.
 
     PYTHONPATH=. python bench/float16_features.py [--model minilm-l6 --task pos] [--sentences N]
+    PYTHONPATH=. python bench/float16_features.py --refit [--train-sentences 1000]
 
 The feature cache stores float16 (clipped to ±65504). For each layer this encodes the
 test split in float32 (the encoder's own ``encode``), rounds a copy to float16 exactly as
@@ -9,6 +10,14 @@ to both, and reports the paired accuracy difference (float32 − float16) with i
 interval over test sentences (:mod:`probing.probes.compare`), how many predictions
 change, the largest rounding error and how many values reach float16's range (clipped).
 Prints one JSON line per layer.
+
+``--refit`` measures the storage end to end instead, for every embedded model (minilm-l6,
+minilm-l6-mlm, elmo-mini): per layer, two linear probes at one fixed C (the committed
+minilm-l6 / elmo-mini run's dev-chosen C; minilm-l6-mlm takes minilm-l6's), one fitted on the
+first ``--train-sentences`` training sentences' float32 vectors and one on the same words
+rounded to float16, each scored on the test split in its own precision; the paired
+difference (float32 − float16) with its 95 % interval, and the float16-trained probe on
+float32 test vectors (what re-scoring a cached run on float32 vectors gives).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from probing.datasets import read_sentences
 from probing.encoding import to_float16
 from probing.models.registry import load_encoder
 from probing.probes.compare import Engine, SentenceCounts
+from probing.probes.linear import LinearProbe
 from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
 
@@ -74,13 +84,80 @@ def measure(model: str, task: str, n_sentences: int | None, results_dir: Path) -
     return rows
 
 
+def committed_c(model: str, task: str, results_dir: Path) -> dict[int, float]:
+    """Per layer, the C the committed run chose on dev (minilm-l6-mlm: minilm-l6's run)."""
+    name = "minilm-l6" if model == "minilm-l6-mlm" else model
+    dataset = get_task(task).default_dataset
+    data = json.loads((results_dir / f"{name}__{dataset}__{task}.json").read_text())
+    return {int(k): float(v) for k, v in data["meta"]["C"].items()}
+
+
+def measure_refit(
+    model: str, task: str, n_train: int, n_test: int | None, results_dir: Path
+) -> list[dict]:
+    """Float32 vs float16 storage end to end (see the module doc)."""
+    spec = get_task(task)
+    dataset = spec.default_dataset
+    field = spec.field_for(dataset)
+    encoder = load_encoder(model)
+    Cs = committed_c(model, task, results_dir)
+
+    def split(name: str, n: int | None):  # noqa: ANN202
+        sents = list(read_sentences(dataset, name))[:n]
+        layers = float32_layers(encoder, sents)
+        labels = [np.array(["" if v is None else str(v) for v in s.labels[field]]) for s in sents]
+        keep = [lab != "" for lab in labels]
+        y = np.concatenate([lab[k] for lab, k in zip(labels, keep, strict=True)])
+        sent = np.concatenate([np.full(int(k.sum()), i) for i, k in enumerate(keep)])
+        return layers, keep, y, sent, len(sents)
+
+    tr_layers, tr_keep, y_tr, _, _ = split("train", n_train)
+    te_layers, te_keep, y_te, sent, n_sent = split("test", n_test)
+    engine = Engine(n_boot=1000, seed=0)
+    rows = []
+    for layer in range(tr_layers[0].shape[0]):
+        x32_tr = np.concatenate([L[layer][k] for L, k in zip(tr_layers, tr_keep, strict=True)])
+        x32_te = np.concatenate([L[layer][k] for L, k in zip(te_layers, te_keep, strict=True)])
+        x16_tr, x16_te = (to_float16(x).astype(np.float32) for x in (x32_tr, x32_te))
+        C = Cs[layer]
+        p32 = LinearProbe(C=C, max_train_words=None).fit(x32_tr, y_tr)
+        p16 = LinearProbe(C=C, max_train_words=None).fit(x16_tr, y_tr)
+        preds = {"float32": p32.predict(x32_te), "float16": p16.predict(x16_te),
+                 "float16 probe on float32": p16.predict(x32_te)}  # fmt: skip
+        reps = {k: engine.replicates(k, SentenceCounts.from_predictions(
+                    "accuracy", y_te, [p], sent, n_sent), "t") for k, p in preds.items()}  # fmt: skip
+        d = engine.compare(reps["float32"], reps["float16"])
+        x = engine.compare(reps["float16 probe on float32"], reps["float16"])
+        rows.append({
+            "model": model, "task": task, "layer": layer, "C": C, "n_train_words": len(y_tr),
+            "n_test_words": len(y_te), "n_test_sentences": n_sent,
+            "acc_float32": reps["float32"].value, "acc_float16": reps["float16"].value,
+            "diff": d.value, "ci_low": d.ci_low, "ci_high": d.ci_high, "p": d.p,
+            "changed_predictions": int(np.sum(preds["float32"] != preds["float16"])),
+            "f16_probe_on_f32_minus_f16": x.value, "f16_probe_ci": [x.ci_low, x.ci_high],
+            "f16_probe_changed": int(np.sum(preds["float16 probe on float32"] != preds["float16"])),
+            "near_constant_dims": int(np.sum(p16.scale_.cpu().numpy() == 1.0)),
+            "max_abs_value": float(max(np.abs(x32_tr).max(), np.abs(x32_te).max())),
+            "clipped_values": int(np.sum(np.abs(x32_tr) > FLOAT16_MAX)
+                                  + np.sum(np.abs(x32_te) > FLOAT16_MAX)),
+        })  # fmt: skip
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", action="append", help="default: minilm-l6 and elmo-mini")
     ap.add_argument("--task", default="pos")
     ap.add_argument("--sentences", type=int, default=None, help="test sentences (default all)")
     ap.add_argument("--results", type=Path, default=Path("results"))
+    ap.add_argument("--refit", action="store_true", help="float32 vs float16 end to end")
+    ap.add_argument("--train-sentences", type=int, default=1000, help="with --refit")
     args = ap.parse_args(argv)
+    if args.refit:
+        for model in args.model or ["minilm-l6", "minilm-l6-mlm", "elmo-mini"]:
+            measure_refit(model, args.task, args.train_sentences, args.sentences, args.results)
+        return 0
     for model in args.model or ["minilm-l6", "elmo-mini"]:
         measure(model, args.task, args.sentences, args.results)
     return 0

@@ -27,6 +27,8 @@ DEFAULT_CS: tuple[float, ...] = (0.01, 0.1, 1.0)
 _CHUNK = 65_536  # rows per prediction pass
 _WHITEN_ROWS = 20_000  # rows that estimate the whitening (it only shapes the path, not the answer)
 _WHITEN_EPS = 3.0  # ε of (Σ + εI)^-1/2, in units of Σ's mean eigenvalue (1: a correlation matrix)
+# sklearn's ``_handle_zeros_in_scale`` floor for a float32 scale: 10 x float32's eps.
+NEAR_CONSTANT_SCALE = 10 * float(np.finfo(np.float32).eps)
 _EVALUATIONS = [0]  # objective evaluations in this process (benchmarks read it)
 
 
@@ -150,7 +152,10 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         else:  # float64 sums in chunks: a float64 copy of 200k x 384 would be 600 MB
             mean, var = _chunked_moments(Xt)
         scale = torch.sqrt(var)
-        scale[scale == 0] = 1.0  # constant features: as StandardScaler
+        # Near-constant features get scale 1, as sklearn's ``_handle_zeros_in_scale`` floors
+        # a float32 scale (< 10 eps): minilm-l6's layer 6 has a dimension near -1e-7 whose sd
+        # (2e-8) is float16 rounding alone; dividing by it made the probe read that rounding.
+        scale[scale < NEAR_CONSTANT_SCALE] = 1.0
         self.mean_, self.scale_ = mean.float(), scale.float()
         yt = torch.from_numpy(y_idx.astype(np.int64)).to(self.device_)
         self.n_train_ = int(len(y))
