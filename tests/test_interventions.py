@@ -227,5 +227,5 @@ def test_cli_erase_guards_shipped_results_and_says_what_is_wrong(tmp_path, capsy
         main(["erase", "--model", "elmo-mini", "--task", "pos", "--dataset", "semcor", *out]) == 2
     )
     assert "pos is labelled in" in capsys.readouterr().err
-    assert main(["agreement", "--model", "elmo-mini", *out]) == 2
-    assert "minilm-l6-mlm" in capsys.readouterr().err
+    assert main(["ablate-heads", "--model", "elmo-mini", *out]) == 2
+    assert "LSTM" in capsys.readouterr().err  # no heads to ablate (agreement: its forward LM)

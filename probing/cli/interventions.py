@@ -160,13 +160,17 @@ def add_agreement_arguments(p: argparse.ArgumentParser) -> None:
 def run_agreement(args: argparse.Namespace) -> int:
     from probing.figures.interventions import agreement_figure, patching_figure
     from probing.interventions import agreement as ag
-    from probing.interventions.hooks import require_mlm
     from probing.models.registry import load_encoder
     from probing.probes.store import output_stem
 
     stem = output_stem(args.model, "ud-ewt+templates", "agreement")
     refuse_shipped(_files(args.out, stem), args.overwrite)
-    encoder = require_mlm(load_encoder(args.model), "Agreement")
+    encoder = load_encoder(args.model)
+    if encoder.info.family == "elmo":
+        return _agreement_bilm(args, encoder, stem)
+    from probing.interventions.hooks import require_mlm
+
+    encoder = require_mlm(encoder, "Agreement")
     say = _progress(args.quiet) or (lambda *_: None)
     say("reading UD-EWT", 0, 1)
     cases = ag.ud_cases() + ag.templated_cases()
@@ -187,6 +191,40 @@ def run_agreement(args: argparse.Namespace) -> int:
         grid = payload["patching"]
         figures.append(patching_figure(grid["roles"], "Patching: layer × position role"))
         figures.append(patching_figure(grid["heads"], "Patching: layer × head output"))
+    js = True if args.plotlyjs == "inline" else "cdn"
+    _write(Path(args.out), stem, payload, rows, figures, js)
+    return 0
+
+
+def _agreement_bilm(args: argparse.Namespace, encoder, stem: str) -> int:  # noqa: ANN001
+    """Agreement and patching with an ELMo's forward LM (left context only, Linzen et al.)."""
+    from probing.figures.interventions import agreement_figure, patching_figure
+    from probing.interventions import agreement as ag
+    from probing.interventions import bilm
+    from probing.interventions.hooks import require_bilm
+    from probing.interventions.patching import templated_pairs
+
+    require_bilm(encoder, "Agreement")  # NoLMHeadError before any data is read
+    say = _progress(args.quiet) or (lambda *_: None)
+    say("reading UD-EWT", 0, 1)
+    cases = ag.ud_cases() + ag.templated_cases()
+    kept = bilm.scorable(encoder, cases)
+    say("scoring (forward LM)", 0, 1)
+    correct = bilm.forward_margins(encoder, cases, kept) > 0
+    rows = ag.summary(cases, kept, correct, n_boot=args.n_boot)
+    payload: dict = {"model": encoder.name, "rows": rows, "n_cases": len(cases),
+                     "n_scored": len(kept),
+                     "setting": "forward LM, left context only (Linzen et al. 2016): "
+                                "log P(correct form) > log P(wrong form) at the verb",
+                     "left_out": "cases whose verb forms are not both in the LM vocabulary"}  # fmt: skip
+    figures = [agreement_figure(rows, "attractors"), agreement_figure(rows, "distance")]
+    if args.patch:
+        say("patching (forward LM)", 0, 1)
+        pairs = templated_pairs(ag.templated_cases(every=args.patch_every))
+        batches = bilm.lm_pair_batches(encoder, pairs)
+        payload["patching"] = bilm.patch_pairs_lm(encoder, batches, n_boot=args.n_boot)
+        figures.append(patching_figure(payload["patching"]["roles"],
+                                       "Patching the forward LM: layer × position role"))  # fmt: skip
     js = True if args.plotlyjs == "inline" else "cdn"
     _write(Path(args.out), stem, payload, rows, figures, js)
     return 0
@@ -219,6 +257,15 @@ def run_ablate_heads(args: argparse.Namespace) -> int:
     stem = output_stem(args.model, "ud-ewt", "ablate-heads")
     refuse_shipped(_files(args.out, stem), args.overwrite)
     encoder = load_encoder(args.model)
+    if encoder.info.family == "elmo":
+        from probing.errors import NoAttentionError
+
+        raise NoAttentionError(
+            f"Head ablation masks attention heads; {encoder.name} is an LSTM (ELMo) and has "
+            "none. Its interventions are erasure (with the bi-LM effect), agreement and "
+            "patching by layer and position: python -m probing agreement --model "
+            f"{args.model} --patch."
+        )
     model_parts(encoder)  # NoLMHeadError before any data is read
     held = labelled_sample("ud-ewt", "test", "upos", args.heldout_sentences)
     batches = masked_batches(encoder, held.sentences)

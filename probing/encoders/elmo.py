@@ -634,6 +634,8 @@ class ElmoEncoder(Encoder):
         self.stateful = stateful
         self._state: BiLmState | None = None  # rows kept across calls when stateful
         self._lock = threading.Lock()  # stateful calls must not interleave
+        # The folder's LM softmax (probing.encoders.elmo_softmax), None for an encoder only.
+        self.softmax = None
 
     @property
     def device(self) -> torch.device:
@@ -757,4 +759,9 @@ def load_elmo(
         max_pieces=None,
         layer_names=layer_names(cfg.n_layers),
     )
-    return ElmoEncoder(model, info, stateful=stateful)
+    encoder = ElmoEncoder(model, info, stateful=stateful)
+    from probing.encoders.elmo_softmax import load_softmax
+
+    # The original files hold no softmax; ELMo-mini's folder adds softmax.safetensors.
+    encoder.softmax = load_softmax(options.parent, cfg.projection_dim)
+    return encoder

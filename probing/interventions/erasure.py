@@ -32,6 +32,9 @@ class Eraser:
     bias: np.ndarray
     method: str
     rank: int
+    # Ranks of the diagonal blocks when fitted per block (ELMo: forward half, backward half);
+    # empty for one eraser over all dims.
+    blocks: tuple[int, ...] = ()
 
     @property
     def dim(self) -> int:
@@ -105,6 +108,52 @@ def random_eraser(dim: int, rank: int, seed: int, bias: np.ndarray | None = None
     q = q[:, :rank].astype(np.float32)
     b = np.zeros(dim, np.float32) if bias is None else np.asarray(bias, np.float32)
     return Eraser(q, q.T.copy(), b, "random", rank)
+
+
+def block_eraser(parts: Sequence[Eraser]) -> Eraser:
+    """One eraser acting as ``parts[i]`` on the i-th block of dims (block-diagonal).
+
+    For ELMo's ``[forward; backward]`` layers: an eraser fitted on the whole vector mixes the
+    halves, so the forward LM would read (a projection of) the backward state, which has seen
+    the word it predicts. Erasing each half with its own LEACE keeps the directions apart and
+    still leaves no linear information in the whole vector: both halves' cross-covariances
+    with the concept are zero, so the concatenation's is too.
+    """
+    dims = [p.dim for p in parts]
+    ranks = [p.left.shape[1] for p in parts]
+    left = np.zeros((sum(dims), sum(ranks)), np.float32)
+    right = np.zeros((sum(ranks), sum(dims)), np.float32)
+    d0 = r0 = 0
+    for p, d, r in zip(parts, dims, ranks, strict=True):
+        left[d0 : d0 + d, r0 : r0 + r] = p.left
+        right[r0 : r0 + r, d0 : d0 + d] = p.right
+        d0, r0 = d0 + d, r0 + r
+    bias = np.concatenate([p.bias for p in parts]).astype(np.float32)
+    return Eraser(left, right, bias, parts[0].method, sum(p.rank for p in parts),
+                  tuple(p.rank for p in parts))  # fmt: skip
+
+
+def fit_leace_blocks(X: np.ndarray, y: Sequence, n_blocks: int = 1) -> Eraser:
+    """LEACE on the whole vector (``n_blocks`` 1), or per equal block of dims (ELMo: 2, see
+    :func:`block_eraser`)."""
+    if n_blocks == 1:
+        return fit_leace(X, y)
+    X = np.asarray(X)
+    width = X.shape[1] // n_blocks
+    return block_eraser([fit_leace(X[:, i * width : (i + 1) * width], y) for i in range(n_blocks)])
+
+
+def random_like(eraser: Eraser, seed: int) -> Eraser:
+    """Elazar et al.'s control for ``eraser``: a random subspace of the same rank, per block
+    with each block's rank when ``eraser`` was fitted per block."""
+    if not eraser.blocks:
+        return random_eraser(eraser.dim, eraser.rank, seed, eraser.bias)
+    width = eraser.dim // len(eraser.blocks)
+    parts = [
+        random_eraser(width, r, seed * 1000 + i, eraser.bias[i * width : (i + 1) * width])
+        for i, r in enumerate(eraser.blocks)
+    ]
+    return block_eraser(parts)
 
 
 def orthogonal_eraser(basis: np.ndarray, method: str, bias: np.ndarray | None = None) -> Eraser:

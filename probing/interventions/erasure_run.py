@@ -5,9 +5,11 @@ Per layer, on the test split: the task probe's accuracy before and after erasure
 *retrained* on erased training vectors, as Elazar et al. and Belrose et al. do), the erased
 rank, the same for random subspaces of that rank (``n_random`` draws), the majority
 baseline; for masked LMs the masked-LM loss and top-1 on held-out words with layer ``l``
-replaced by its erased version (later layers recomputed) against the random erasures; and
-the probe's accuracy at every later layer after erasing at ``l`` (does the property come
-back?). Where this differs from Elazar et al.: their LM effect is measured on unmasked input
+replaced by its erased version (later layers recomputed) against the random erasures (for
+an ELMo whose folder ships its softmax, the bi-LM loss/top-1: :mod:`probing.interventions.bilm`);
+and the probe's accuracy at every later layer after erasing at ``l`` (does the property come
+back?). ELMo's layers are ``[forward; backward]``: its erasers are fitted per half
+(:func:`probing.interventions.erasure.block_eraser` says why), and so are its random controls. Where this differs from Elazar et al.: their LM effect is measured on unmasked input
 (the word itself is visible) and reported as LM accuracy and KL; here masked words are
 predicted (the masked-LM objective), loss and top-1, with paired sentence-bootstrap CIs.
 """
@@ -20,7 +22,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from probing.interventions.data import labelled_sample, task_field
-from probing.interventions.erasure import Eraser, fit_inlp, fit_leace, random_eraser
+from probing.interventions.erasure import (
+    Eraser,
+    block_eraser,
+    fit_inlp,
+    fit_leace_blocks,
+    random_like,
+)
 from probing.interventions.stats import PairedBootstrap, est_fields, interval
 from probing.probes.metrics import SentenceBootstrap
 
@@ -112,7 +120,9 @@ def run_erasure(
     majority_label = values[np.argmax(counts)]
     maj_pt, maj_draws = boot.draws(y_te, np.full(len(y_te), majority_label))
     mlm = isinstance(encoder, TransformersMaskedLM)
-    lm = _LMEffect(encoder, dataset, spec) if mlm else None
+    bilm = getattr(encoder, "softmax", None) is not None
+    n_blocks = 2 if encoder.info.family == "elmo" else 1  # [forward; backward] halves
+    lm = _lm_effect(encoder, dataset, spec, mlm, bilm)
 
     result = ErasureResult(spec)
     before: dict[int, tuple[float, np.ndarray]] = {}
@@ -129,19 +139,23 @@ def run_erasure(
         Xt = _stack(clean_te, s_te, w_te, layer)
         erasers: list[Eraser] = []
         if spec.method == "leace":
-            erasers.append(fit_leace(X, y_tr))
+            erasers.append(fit_leace_blocks(X, y_tr, n_blocks))
         else:
             Xd = _stack(clean_dv, s_dv, w_dv, layer)
+            width = X.shape[1] // n_blocks
             for seed in range(spec.seeds):
                 keep = np.random.default_rng(seed).random(len(y_tr)) < 0.9
-                erasers.append(fit_inlp(X[keep], y_tr[keep], Xd, y_dv, seed=seed)[0])
+                halves = [slice(i * width, (i + 1) * width) for i in range(n_blocks)]
+                fits = [fit_inlp(X[keep][:, h], y_tr[keep], Xd[:, h], y_dv, seed=seed)[0]
+                        for h in halves]  # fmt: skip
+                erasers.append(fits[0] if n_blocks == 1 else block_eraser(fits))
         after = [
             boot.draws(y_te, _probe(spec.C, spec.max_train_words).fit(e(X), y_tr).predict(e(Xt)))
             for e in erasers
         ]
         rank = int(round(np.mean([e.rank for e in erasers])))
-        randoms = [random_eraser(X.shape[1], rank, seed, erasers[0].bias)
-                   for seed in range(spec.n_random)]  # fmt: skip
+        # The control has the rank of the first eraser (per half for ELMo, as it was fitted).
+        randoms = [random_like(erasers[0], seed) for seed in range(spec.n_random)]
         rand = [
             boot.draws(y_te, _probe(spec.C, spec.max_train_words).fit(r(X), y_tr).predict(r(Xt)))
             for r in randoms
@@ -154,6 +168,7 @@ def run_erasure(
             "layer": layer,
             "rank": rank,
             "ranks": [e.rank for e in erasers],
+            "rank_blocks": list(erasers[0].blocks),  # ELMo: forward, backward half
             **est_fields("majority", interval(maj_pt, maj_draws, n)),
             **est_fields("acc_before", interval(b_pt, b_draws, n)),
             **est_fields("acc_erased", interval(a_pt, a_draws, n)),
@@ -195,12 +210,25 @@ def run_erasure(
         "test_sentences": len(test.sentences),
         "lm_effect": (
             "masked-LM loss/top-1 on held-out words" if mlm
-            else f"none: {encoder.name} has no language-model head here"
+            else "bi-LM loss/top-1 on held-out words (mean of the forward and backward LMs)"
+            if bilm else f"none: {encoder.name} has no language-model head here"
         ),
+        "eraser_blocks": n_blocks,
         "n_heldout_words": lm.n_words if lm is not None else 0,
     }  # fmt: skip
     say("done", 1, 1)
     return result
+
+
+def _lm_effect(encoder, dataset: str, spec: ErasureSpec, mlm: bool, bilm: bool):  # noqa: ANN001, ANN202
+    """The LM-effect scorer the encoder's head allows (None: no head)."""
+    if mlm:
+        return _LMEffect(encoder, dataset, spec)
+    if bilm:
+        from probing.interventions.bilm import BiLMEffect
+
+        return BiLMEffect(encoder, dataset, spec)
+    return None
 
 
 class _LMEffect:

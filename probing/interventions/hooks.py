@@ -3,7 +3,8 @@
 Every intervention here (erasure, patching, head ablation) is a forward hook on the model the
 encoder already holds, never a copy of it: later layers are recomputed by the model itself.
 Only BERT-family masked LMs (:class:`~probing.encoders.bert.TransformersMaskedLM`) have the
-parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.elmo_forward`.
+parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.recompute`
+and its LM (when its folder ships a softmax) is scored by :mod:`probing.interventions.bilm`.
 
 Layer numbers are the Encoding's: 0 is the embedding output, ``l`` the output of block
 ``l``. A head's output is its slice of the attention context, the input of the attention's
@@ -24,16 +25,31 @@ from probing.errors import LayerOutOfRangeError, NoLMHeadError
 HiddenFn = Callable[[torch.Tensor], torch.Tensor]  # (B, T, D) -> (B, T, D)
 
 
-def models_with_lm_head() -> list[str]:
-    """Registry models that have a (masked) LM head, for error messages."""
-    from probing.models.registry import available_models, entry
+def models_with_lm_head() -> dict[str, list[str]]:
+    """Registry models with a language-model head, by kind, for error messages:
+    ``"masked LM"`` (BERT-family MLM heads) and ``"bi-LM softmax"`` (ELMo folders that ship
+    ``softmax.safetensors``: forward and backward next-word LMs; the published AllenNLP
+    ELMo files have none)."""
+    from probing.models.registry import ELMO_MINI_DIR, available_models, entry
 
-    names = []
+    masked = []
     for name in available_models(include_downloads=True):
         e = entry(name)
         if e is not None and getattr(e, "has_mlm_head", False):
-            names.append(name)
-    return names or ["minilm-l6-mlm"]
+            masked.append(name)
+    from probing.encoders.elmo_softmax import SOFTMAX_FILE
+
+    bilm = ["elmo-mini"] if (ELMO_MINI_DIR / SOFTMAX_FILE).is_file() else []
+    return {"masked LM": masked or ["minilm-l6-mlm"], "bi-LM softmax": bilm}
+
+
+def _heads_text() -> str:
+    have = models_with_lm_head()
+    bilm = ", ".join(have["bi-LM softmax"]) or "none here (no ELMo folder ships a softmax)"
+    return (
+        f"Models with a masked-LM head: {', '.join(have['masked LM'])}, or any hub …ForMaskedLM "
+        f"checkpoint. Models with a bi-LM softmax (forward/backward next-word LM): {bilm}."
+    )
 
 
 def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
@@ -41,13 +57,37 @@ def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN2
     from probing.encoders.bert import TransformersMaskedLM
 
     if not isinstance(encoder, TransformersMaskedLM):
-        have = ", ".join(models_with_lm_head())
-        raise NoLMHeadError(
-            f"{what} needs a masked-LM head, and {encoder.name} has none here (elmo-mini ships "
-            f"its biLM without the training softmax). Models with one: {have}, or any hub "
-            "…ForMaskedLM checkpoint."
-        )
+        if getattr(encoder, "softmax", None) is not None:
+            why = f"{encoder.name} has a bi-LM softmax (next-word LMs), not a masked-LM head"
+        else:
+            why = f"{encoder.name} has none here"
+        raise NoLMHeadError(f"{what} needs a masked-LM head, and {why}. {_heads_text()}")
     return encoder
+
+
+def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
+    """``encoder``'s bi-LM softmax (:class:`probing.encoders.elmo_softmax.ElmoSoftmax`) when it
+    is an ELMo whose folder ships one, else NoLMHeadError."""
+    from probing.encoders.elmo import ElmoEncoder
+
+    softmax = getattr(encoder, "softmax", None) if isinstance(encoder, ElmoEncoder) else None
+    if softmax is None:
+        why = (
+            f"{encoder.name}'s folder has no softmax.safetensors (an encoder only)"
+            if isinstance(encoder, ElmoEncoder)
+            else f"{encoder.name} is not an ELMo"
+        )
+        raise NoLMHeadError(f"{what} needs ELMo's bi-LM softmax, and {why}. {_heads_text()}")
+    return softmax
+
+
+def has_lm(encoder) -> bool:  # noqa: ANN001
+    """Whether ``encoder`` has any LM head here (masked LM or bi-LM softmax)."""
+    from probing.encoders.bert import TransformersMaskedLM
+
+    return (
+        isinstance(encoder, TransformersMaskedLM) or getattr(encoder, "softmax", None) is not None
+    )
 
 
 @dataclass(frozen=True)

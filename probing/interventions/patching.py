@@ -62,6 +62,12 @@ def pair_batches(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) 
     Raises:
         MinimalPairLengthError: a pair whose sentences tokenize to different lengths.
     """
+    return make_batches(encoder, templated_pairs(cases), batch_size)
+
+
+def templated_pairs(cases: Sequence[AgreementCase]) -> list[tuple]:
+    """(base, source, group) per templated case: the source is the same sentence with only
+    the subject's number changed (the attractor stays as it is)."""
     other = {sg: pl for sg, pl in NOUNS} | {pl: sg for sg, pl in NOUNS}
     pairs = []
     for c in cases:
@@ -72,7 +78,7 @@ def pair_batches(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) 
         number = "Plur" if c.number == "Sing" else "Sing"
         source = replace(c, words=tuple(words), number=number, correct=c.wrong, wrong=c.correct)
         pairs.append((c, source, c.group))
-    return make_batches(encoder, pairs, batch_size)
+    return pairs
 
 
 def make_batches(encoder, pairs, batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001

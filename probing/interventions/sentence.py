@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from probing.interventions.data import labelled_sample, task_field
-from probing.interventions.erasure import Eraser, fit_leace
+from probing.interventions.erasure import Eraser, fit_leace_blocks
 from probing.interventions.hooks import (
     check_layer,
     head_mask,
@@ -104,7 +104,8 @@ def sentence_eraser(encoder, task: str, layer: int, n_sentences: int = 150) -> S
         X = np.stack([clean[i][at, j] for i, j in zip(s, w, strict=True)])
         probes[at] = LinearProbe(C=0.1, device="cpu").fit(X, y)
         if at == layer:
-            eraser = fit_leace(X, y)
+            # ELMo: per [forward; backward] half, as the erasure runs (erasure.block_eraser)
+            eraser = fit_leace_blocks(X, y, 2 if encoder.info.family == "elmo" else 1)
     return SentenceEraser(task, layer, eraser, probes)
 
 
