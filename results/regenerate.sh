@@ -118,6 +118,10 @@ for task in pos deprel supersense; do
 done
 step minilm-l6-mlm__agreement nice -n 15 python -m probing agreement --model minilm-l6-mlm \
   --patch --quiet --overwrite --out "$OUT/interventions"
+# elmo-mini: its forward LM (left context; the softmax fitted by train-elmo-softmax), with
+# patching by layer x role; head ablation does not apply to an LSTM.
+step elmo-mini__agreement nice -n 15 python -m probing agreement --model elmo-mini \
+  --patch --quiet --overwrite --out "$OUT/interventions"
 step minilm-l6-mlm__ablate-heads nice -n 15 python -m probing ablate-heads \
   --model minilm-l6-mlm --quiet --overwrite --out "$OUT/interventions"
 

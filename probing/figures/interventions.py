@@ -38,6 +38,11 @@ def _band(fig, x, rows, key, name, colour, row=1, col=1, dash=None):  # noqa: AN
     )
 
 
+def _lm_name(result: dict) -> str:
+    """``bi-LM`` for an ELMo run's LM effect (its softmax), else ``masked-LM``."""
+    return "bi-LM" if "bi-LM" in result.get("meta", {}).get("lm_effect", "") else "masked-LM"
+
+
 def erasure_figure(result: dict) -> go.Figure:
     """Probe accuracy (left) and masked-LM loss (right, when measured) by erased layer,
     each with its 95 % CI; ``result`` is an ErasureResult's JSON."""
@@ -49,7 +54,7 @@ def erasure_figure(result: dict) -> go.Figure:
         rows=1,
         cols=2 if has_lm else 1,
         subplot_titles=(
-            ["probe accuracy on test", "masked-LM loss on held-out words (nats)"]
+            ["probe accuracy on test", f"{_lm_name(result)} loss on held-out words (nats)"]
             if has_lm
             else ["probe accuracy on test"]
         ),

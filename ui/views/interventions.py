@@ -32,6 +32,19 @@ SENTENCE = "The keys to the old cabinet [MASK] on the table."
 PAIR = ("The key to the cabinets [MASK] here.", "The keys to the cabinet [MASK] here.")
 # Results of the MLM twin stand for the pretrained encoder (same weights, plus a head).
 SAME_WEIGHTS = {"minilm-l6": "minilm-l6-mlm"}
+NO_HEADS = (
+    "{name} is an LSTM (ELMo): it has no attention heads, so there is nothing to switch off "
+    "or ablate here. Its interventions are erasure (with the bi-LM effect, when its folder "
+    "ships the LM softmax) and agreement / patching by layer and position role on the "
+    "other tabs."
+)
+
+
+def _is_elmo(name: str) -> bool:
+    from probing.models.registry import entry
+
+    e = entry(name)
+    return e is not None and e.family == "elmo"
 
 
 @st.cache_data(show_spinner=False)
@@ -147,7 +160,12 @@ def erase_sentence(name: str) -> None:
         from probing.interventions.sentence import erasing, fill_mask_under, labels_before_after
 
         st.caption(f"{task} erased at layer {layer} (rank {kit.kit.eraser.rank}).")
-        if "[MASK]" in text.upper():
+        if "[MASK]" in text.upper() and getattr(encoder, "softmax", None) is not None:
+            st.caption(
+                f"{name} has a bi-LM softmax (next-word LMs), not a masked-LM head: no "
+                "fill-mask guesses. The sweep above shows its bi-LM loss under erasure."
+            )
+        elif "[MASK]" in text.upper():
             require_mlm(encoder, "Fill-mask")
             before = fill_mask_under(encoder, text)
             after = fill_mask_under(encoder, text, erasing(encoder, layer, kit.kit.eraser))
@@ -194,6 +212,7 @@ def agreement_section(name: str) -> None:
             st.plotly_chart(patching_figure(result["patching"]["roles"],
                                             "Patching on templated pairs: layer × role"),
                             key="iv_patch_roles")  # fmt: skip
+        _side_by_side(name)
     else:
         st.info(f"No precomputed agreement run for {name}.")
     st.subheader("Your minimal pair")
@@ -204,6 +223,10 @@ def agreement_section(name: str) -> None:
     pl = c2.text_input("Plural verb form", "are", key="iv_pl")
     if st.button("Check and patch", key="iv_patch"):
         encoder = get_encoder(name)
+        if getattr(encoder, "softmax", None) is not None:
+            with friendly_errors("Patching"):
+                _patch_forward_lm(encoder, a, b, sg.strip(), pl.strip())
+            return
         with friendly_errors("Patching"):
             from probing.interventions.patching import make_batches, patch_pairs, user_pair
 
@@ -232,7 +255,58 @@ def agreement_section(name: str) -> None:
             )
 
 
+def _side_by_side(name: str) -> None:
+    """Overall accuracy per source of this model and the other embedded one (committed)."""
+    other = "minilm-l6-mlm" if name == "elmo-mini" else "elmo-mini"
+    theirs = stored(f"{other}__ud-ewt+templates__agreement")
+    if theirs is None:
+        return
+    mine = stored(f"{name}__ud-ewt+templates__agreement")
+    rows = []
+    for model, res in ((name, mine), (other, theirs)):
+        for r in res["rows"]:
+            if r["by"] == "all":
+                rows.append({"model": model, "source": r["source"], "n": r["n"],
+                             "accuracy (95 % CI)": f"{r['accuracy']:.3f} "
+                             f"({r['accuracy_lo']:.3f}–{r['accuracy_hi']:.3f})"})  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(
+        "elmo-mini: its forward LM, left context only (Linzen et al.'s setting); "
+        "minilm-l6-mlm: the masked verb with both sides (Goldberg's). Compare per source."
+    )
+
+
+def _patch_forward_lm(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa: ANN001
+    """The user's pair with an ELMo's forward LM: the words before [MASK] are the context."""
+    from probing.interventions import bilm
+    from probing.interventions.patching import user_pair
+
+    pairs = user_pair(a, b, (sg, pl))
+    batches = bilm.lm_pair_batches(encoder, pairs)
+    if not batches:
+        st.warning("Both verb forms must be words in the LM's vocabulary (vocab.txt).")
+        return
+    cases = [pairs[0][0], pairs[0][1]]
+    margin = bilm.forward_margins(encoder, cases, [0, 1])
+    for case, m in zip(cases, margin, strict=True):
+        verdict = "agrees" if m > 0 else "does not agree"
+        st.write(
+            f"{'A' if case.number == 'Sing' else 'B'}: the forward LM prefers "
+            f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; log-probability "
+            f"margin {m:+.2f}; left context only)."
+        )
+    out = bilm.patch_pairs_lm(encoder, batches, n_boot=200)
+    st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"), key="iv_user_roles")
+    st.caption(
+        "Fraction of the forward LM's log-probability difference between the two verb forms "
+        "that moves when the forward states of one role are copied from the other sentence."
+    )
+
+
 def heads_section(name: str) -> None:
+    if _is_elmo(name):
+        st.info(NO_HEADS.format(name=name))
+        return
     result = stored(f"{name}__ud-ewt__ablate-heads")
     if result is not None:
         st.plotly_chart(head_importance_figure(result["importance"], "Head importance I_h"),
