@@ -49,15 +49,31 @@ def page_paths(root: Path) -> list[str]:
     return paths
 
 
-async def wait_idle(page, timeout: float) -> None:
+async def wait_idle(page, timeout: float) -> float:
+    """Wait until the page is idle (not running, no spinner, nothing stale) for 4 polls in a
+    row; return the monotonic time the idle streak began (when the page became idle), so that
+    the confirmation polls are not counted as latency."""
     await page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=timeout * 1000)
     deadline = time.monotonic() + timeout
-    quiet = 0
+    quiet, since = 0, time.monotonic()
     while quiet < 4:
         if time.monotonic() > deadline:
             raise TimeoutError("page kept running")
-        quiet = 0 if await page.evaluate(BUSY_JS) else quiet + 1
+        now = time.monotonic()
+        if await page.evaluate(BUSY_JS):
+            quiet = 0
+        else:
+            since = now if quiet == 0 else since
+            quiet += 1
         await asyncio.sleep(0.25)
+    return since
+
+
+async def wait_busy(page, within: float = 1.0) -> None:
+    """Wait (up to ``within`` s) for the rerun a click started to show as running."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and not await page.evaluate(BUSY_JS):
+        await asyncio.sleep(0.05)
 
 
 async def check_page(page, what: str, out: dict) -> None:
@@ -96,10 +112,12 @@ HEAVY = {"probe upload": probe_upload, "umap": umap_map}
 NOUNS = ["store", "bank", "river", "school", "market", "station", "office", "garden"]
 
 
-async def light_clicks(page, url: str, until: float, sid: int, out: dict) -> None:
-    """Fill Mask: type a new sentence (Ctrl+Enter) about once a second; time each click
-    until the page is idle again and its answer is drawn."""
-    await page.goto(f"{url}/Fill_Mask", timeout=120_000)
+async def light_clicks(
+    page, url: str, until: float, sid: int, out: dict, think: float = 1.0, query: str = ""
+) -> None:
+    """Fill Mask: type a new sentence (Ctrl+Enter) every ``think`` s; time each click until
+    the page became idle again with its answer drawn."""
+    await page.goto(f"{url}/Fill_Mask{'?' + query if query else ''}", timeout=120_000)
     await wait_idle(page, timeout=300)
     box = page.get_by_label("Text", exact=True).first
     k = sid
@@ -111,13 +129,13 @@ async def light_clicks(page, url: str, until: float, sid: int, out: dict) -> Non
             await box.click(timeout=LOCATE_MS)
             await box.fill(text, timeout=LOCATE_MS)
             await box.press("Control+Enter", timeout=LOCATE_MS)
-            await asyncio.sleep(0.3)  # the rerun starts
-            await wait_idle(page, timeout=300)
+            await wait_busy(page)  # the rerun starts
+            idle_at = await wait_idle(page, timeout=300)
             await check_page(page, "light click", out)
-            out["light"].append(time.monotonic() - t0)
+            out["light"].append(idle_at - t0)
         except Exception as exc:  # noqa: BLE001 - every failure is a counted error
             out["errors"].append(f"session {sid} light click: {type(exc).__name__}: {exc}"[:300])
-        await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
+        await asyncio.sleep(max(0.0, think - (time.monotonic() - t0)))
 
 
 LOCATE_MS = 180_000  # a widget can take this long to appear on a loaded shared machine
@@ -132,6 +150,7 @@ async def session(
     out: dict,
     heavy: Path | None = None,
     light: bool = False,
+    click: tuple[float, str] = (1.0, ""),
 ) -> None:
     """Cycle through the pages; with ``heavy`` (an upload file), a heavy action after every
     second page visit, alternating between the kinds in HEAVY; with ``light``, only light
@@ -142,7 +161,7 @@ async def session(
     n_heavy = 0
     try:
         if light:
-            await light_clicks(page, url, until, sid, out)
+            await light_clicks(page, url, until, sid, out, *click)
         while not light and time.monotonic() < until:
             if heavy is not None and i % 2 == 0:
                 name = list(HEAVY)[(n_heavy + sid) % len(HEAVY)]
@@ -212,7 +231,7 @@ def upload_file(folder: Path, n_sentences: int = 100) -> Path:
 
 async def run(
     url: str, sessions: int, seconds: float, paths: list[str], n_heavy: int = 0,
-    light: bool = False,
+    light: bool = False, click: tuple[float, str] = (1.0, ""),
 ) -> dict:  # fmt: skip
     import tempfile
 
@@ -235,6 +254,7 @@ async def run(
                         out,
                         upload if s < n_heavy else None,
                         light and s >= n_heavy,
+                        click,
                     )  # fmt: skip
                     for s in range(sessions)
                 )
@@ -256,11 +276,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-bound-mib", type=float, default=3072, help="documented RSS bound")
     ap.add_argument("--light-clicks", action="store_true",
                     help="sessions without heavy actions time light clicks on Fill Mask")  # fmt: skip
+    ap.add_argument("--click-every", type=float, default=1.0,
+                    help="a light session starts a click at most every S seconds (default 1)")  # fmt: skip
+    ap.add_argument("--fill-mask-query", default="",
+                    help="URL query for the Fill Mask page, e.g. by_layer=false")  # fmt: skip
     args = ap.parse_args(argv)
     if args.sessions > 32 or args.seconds > 900:
         ap.error("bounded: at most 32 sessions and 900 seconds")
     root = Path(__file__).resolve().parent.parent
     paths = page_paths(root)
+    click = (args.click_every, args.fill_mask_query)
     env = {} if args.no_demo else {"CONTEXTLENS_DEMO": "1"}
 
     def report(res: dict, server_pid: int | None) -> None:
@@ -287,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             "rss_within_bound": None if rss is None else rss <= args.rss_bound_mib,
             "error_samples": res["errors"][:5],
             "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+            "click_every_s": args.click_every,
+            "fill_mask_query": args.fill_mask_query,
         }
         if res["light"]:
             lq = sorted(res["light"])
@@ -301,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.url:
         report(asyncio.run(run(args.url, args.sessions, args.seconds, paths, args.heavy,
-                               args.light_clicks)), None)  # fmt: skip
+                               args.light_clicks, click)), None)  # fmt: skip
         return 0
     with streamlit_server(env=env) as url:
         import subprocess
@@ -311,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         # warm-up: one visit of every page loads the models once for all sessions
         asyncio.run(warm_up(url, paths))
         report(asyncio.run(run(url, args.sessions, args.seconds, paths, args.heavy,
-                               args.light_clicks)), pid)  # fmt: skip
+                               args.light_clicks, click)), pid)  # fmt: skip
     return 0
 
 

@@ -145,6 +145,21 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "eval_sentences": _count(1, 100_000),
         "seed": _SEED,
     },
+    "erase": {
+        "layers": Bound(0, 1000, int, all_ok=True, items=(1, 1000)),
+        "n_random": _count(1, 100),
+        "seeds": _count(1, 100),
+        "train_sentences": _count(1, 100_000),
+        "test_sentences": _count(1, 100_000),
+        "heldout_sentences": _count(1, 100_000),
+        "n_boot": _count(1, 100_000),
+    },
+    "agreement": {"patch_every": _count(1, 100_000), "n_boot": _count(1, 100_000)},
+    "ablate-heads": {
+        "heldout_sentences": _count(1, 100_000),
+        "agreement_cases": _count(1, 1_000_000),
+        "n_boot": _count(1, 100_000),
+    },
     "contextuality": {
         "n_sentences": _count(2, 100_000),
         "min_count": _count(1, 100_000),

@@ -23,17 +23,6 @@ from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 DEFAULT_OUT = "results/interventions"
 
 
-def _layers(text: str) -> list[int] | None:
-    if text == "all":
-        return None
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"layers: 'all' or numbers like 0,3,6, not {text!r}"
-        ) from None
-
-
 def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") -> None:
     p.add_argument("--model", default=default_model, help="registry name, folder or hub id")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
@@ -42,13 +31,6 @@ def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") ->
                    help="embed plotly.js in the HTML (inline) or link it (cdn)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_overwrite_argument(p)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be ≥ 1, not {value}")
-    return value
 
 
 def _progress(quiet: bool):  # noqa: ANN202
@@ -94,13 +76,13 @@ def add_erase_arguments(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--task", default="pos", choices=list(ERASABLE), help="labels to erase")
     p.add_argument("--dataset", help="data set (default: the task's own)")
-    p.add_argument("--layers", type=_layers, default=None, help="'all' or e.g. 0,3,6")
+    p.add_argument("--layers", default=None, help="'all' (default) or e.g. 0,3,6")
     p.add_argument("--method", default="leace", choices=["leace", "inlp"])
-    p.add_argument("--n-random", type=_positive, default=3, help="random-subspace draws")
-    p.add_argument("--seeds", type=_positive, default=3, help="INLP fits (seeds)")
-    p.add_argument("--train-sentences", type=_positive, default=600)
-    p.add_argument("--test-sentences", type=_positive, default=300)
-    p.add_argument("--heldout-sentences", type=_positive, default=300,
+    p.add_argument("--n-random", type=int, default=3, help="random-subspace draws")
+    p.add_argument("--seeds", type=int, default=3, help="INLP fits (seeds)")
+    p.add_argument("--train-sentences", type=int, default=600)
+    p.add_argument("--test-sentences", type=int, default=300)
+    p.add_argument("--heldout-sentences", type=int, default=300,
                    help="sentences whose masked words measure the LM effect")  # fmt: skip
     p.add_argument("--no-recovery", action="store_true", help="skip the later-layer probes")
 
@@ -121,7 +103,8 @@ def run_erase(args: argparse.Namespace) -> int:
     refuse_shipped(_files(args.out, stem), args.overwrite)
     spec = ErasureSpec(
         model=args.model, task=args.task, dataset=dataset,
-        layers=None if args.layers is None else tuple(args.layers), method=args.method,
+        layers=None if args.layers is None or None in args.layers else tuple(args.layers),
+        method=args.method,
         n_random=args.n_random, seeds=args.seeds, train_sentences=args.train_sentences,
         test_sentences=args.test_sentences, heldout_sentences=args.heldout_sentences,
         recovery=not args.no_recovery, n_boot=args.n_boot,
@@ -153,7 +136,7 @@ def add_agreement_arguments(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--patch", action="store_true",
                    help="also activation patching on the templated minimal pairs")  # fmt: skip
-    p.add_argument("--patch-every", type=_positive, default=24,
+    p.add_argument("--patch-every", type=int, default=24,
                    help="patch every N-th templated pair (a fixed stride)")  # fmt: skip
 
 
@@ -236,9 +219,9 @@ def _agreement_bilm(args: argparse.Namespace, encoder, stem: str) -> int:  # noq
 def add_ablate_heads_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``python -m probing ablate-heads``."""
     _common(p)
-    p.add_argument("--heldout-sentences", type=_positive, default=150,
+    p.add_argument("--heldout-sentences", type=int, default=150,
                    help="UD-EWT test sentences whose masked words measure the loss")  # fmt: skip
-    p.add_argument("--agreement-cases", type=_positive, default=600,
+    p.add_argument("--agreement-cases", type=int, default=600,
                    help="UD-EWT agreement cases (evenly spaced) for the agreement change")  # fmt: skip
 
 

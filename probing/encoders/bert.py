@@ -14,6 +14,7 @@ Every BERT-family encoder is a :class:`~probing.encoders.base.PairEncoder`; one 
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -417,6 +418,13 @@ def _word_pieces(
     return np.asarray(out, dtype=np.int64)
 
 
+_PASS_LOCK = threading.Lock()
+
+
+def _has_hooks(model: torch.nn.Module) -> bool:
+    return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+
+
 class TransformersMaskedLM(TransformersEncoder):
     """A BERT-family encoder with its masked-LM head: a :class:`MaskedLM` for fill-mask.
 
@@ -430,34 +438,65 @@ class TransformersMaskedLM(TransformersEncoder):
         """See :func:`probing.encoders.bert_mlm.tokenize_masked`."""
         return bert_mlm.tokenize_masked(self.tokenizer, parts, self.max_pieces, self.name)
 
+    # The Fill Mask page asks for the same text's logits, per-layer logits and per-layer
+    # states (three views of one pass): one forward pass serves them all.
+    _PASS_CACHE_SIZE = 8
+
+    @torch.inference_mode()
+    def _mask_pass(self, masked: MaskedPieces) -> tuple[torch.Tensor, torch.Tensor]:
+        """One forward pass with every hidden state: (hidden states at the masks in the
+        model's dtype (L+1, n_masks, dim); the model's own logits there, float32
+        (n_masks, vocab)).
+
+        Kept for the last few inputs, unless a hook is on the model (an intervention is
+        running: its outputs are not the model's)."""
+        ids = masked.inputs["input_ids"]
+        key = (tuple(ids[0].tolist()), tuple(masked.mask_positions))
+        hooked = _has_hooks(self.mlm)
+        cache = self.__dict__.setdefault("_mask_passes", {})
+        if not hooked and (hit := cache.get(key)) is not None:
+            return hit[0].clone(), hit[1].clone()  # callers may change what they get
+        out = self.mlm(**self._inputs(masked), output_hidden_states=True)
+        pos = masked.mask_positions
+        hidden = torch.stack([h[0, pos] for h in out.hidden_states])
+        logits = out.logits[0, pos].float()
+        if not hooked:
+            with _PASS_LOCK:  # sessions share the model
+                while len(cache) >= self._PASS_CACHE_SIZE:
+                    cache.pop(next(iter(cache)))
+                cache[key] = (hidden.clone(), logits.clone())
+        return hidden, logits
+
     @torch.inference_mode()
     def mask_logits(
         self, masked: MaskedPieces, shown: Mapping[int, int] | None = None
     ) -> torch.Tensor:
         """The model's logits at the masks, float32 (n_masks, vocab); ``shown`` puts other
         ids at some mask positions (see :class:`~probing.encoders.base.MaskedLM`)."""
+        if not shown:
+            return self._mask_pass(masked)[1]
+        bad = sorted(set(shown) - set(masked.mask_positions))
+        if bad:
+            raise ValueError(f"positions {bad} are not mask positions")
         inputs = self._inputs(masked)
-        if shown:
-            bad = sorted(set(shown) - set(masked.mask_positions))
-            if bad:
-                raise ValueError(f"positions {bad} are not mask positions")
-            ids = inputs["input_ids"].clone()
-            for pos, token_id in shown.items():
-                ids[0, pos] = int(token_id)
-            inputs["input_ids"] = ids
+        ids = inputs["input_ids"].clone()
+        for pos, token_id in shown.items():
+            ids[0, pos] = int(token_id)
+        inputs["input_ids"] = ids
         logits = self.mlm(**inputs).logits[0]  # (n_pieces, vocab)
         return logits[masked.mask_positions].float()
 
+    @torch.inference_mode()
     def mask_logits_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
         """The MLM head at every layer, float32 (n_layers + 1, n_masks, vocab); see
         :func:`probing.encoders.bert_mlm.logits_by_layer`."""
-        return bert_mlm.logits_by_layer(self.mlm, self._inputs(masked), masked.mask_positions)
+        hidden, final = self._mask_pass(masked)
+        return bert_mlm.logits_by_layer(self.mlm, hidden, final)
 
     @torch.inference_mode()
     def mask_states_by_layer(self, masked: MaskedPieces) -> torch.Tensor:
         """Every layer's hidden state at the masks, float32 (n_layers + 1, n_masks, dim)."""
-        out = self.mlm(**self._inputs(masked), output_hidden_states=True)
-        return torch.stack([h[0, masked.mask_positions] for h in out.hidden_states]).float()
+        return self._mask_pass(masked)[0].float()
 
     def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The MLM head alone on (..., dim) states; see :func:`bert_mlm.mlm_head_logits`.

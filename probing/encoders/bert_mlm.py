@@ -163,21 +163,19 @@ def mlm_head_logits(mlm_model: torch.nn.Module, hidden: torch.Tensor) -> torch.T
 
 @torch.inference_mode()
 def logits_by_layer(
-    mlm: torch.nn.Module, inputs: dict[str, torch.Tensor], positions: list[int]
+    mlm: torch.nn.Module, hidden: torch.Tensor, final: torch.Tensor
 ) -> torch.Tensor:
-    """The head applied to every layer's states at ``positions``: float32 (L+1, n, vocab).
+    """The head applied to every layer's states: float32 (L+1, n, vocab).
 
-    One forward pass with ``output_hidden_states``. The last row is the model's own logits
-    from the same pass; the head applied to the last hidden state is checked against them,
-    which catches an architecture whose head the adapter gets wrong.
+    ``hidden`` (L+1, n, dim) and ``final`` (n, vocab) come from one forward pass with
+    ``output_hidden_states`` (the states and the model's own logits at the same positions).
+    The last row is the model's own logits; the head applied to the last hidden state is
+    checked against them, which catches an architecture whose head the adapter gets wrong.
 
     Raises:
         NoMLMHeadError: the head cannot be applied per layer, or does not reproduce the
             model's output.
     """
-    out = mlm(**inputs, output_hidden_states=True)
-    hidden = torch.stack([h[0, positions] for h in out.hidden_states])  # (L+1, n, dim)
-    final = out.logits[0, positions].float()  # (n, vocab)
     try:
         logits = mlm_head_logits(mlm, hidden).float()  # (L+1, n, vocab)
     except (TypeError, RuntimeError, AttributeError) as exc:
