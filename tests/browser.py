@@ -14,6 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# Screenshots of the end-to-end tests (``CONTEXTLENS_SCREENSHOTS=docs/screenshots`` refreshes
+# the README's).
+SHOTS = Path(
+    os.environ.get("CONTEXTLENS_SCREENSHOTS")
+    or Path(tempfile.gettempdir()) / "contextlens-screenshots"
+)
 CHROMIUM = os.environ.get("CONTEXTLENS_CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps dialling out, which this closed
 # network refuses; without --no-sandbox it will not start as root.
@@ -106,6 +112,34 @@ def wait_for_app(page, timeout_ms: int = 180_000) -> None:
             raise TimeoutError("the app kept running")
         quiet = 0 if page.evaluate(BUSY_JS) else quiet + 1
         page.wait_for_timeout(500)
+
+
+def shoot(page, name: str) -> None:
+    """Screenshot the whole page into :data:`SHOTS` as ``name.png``: Streamlit scrolls inside
+    its main section, so the viewport is first made as tall as that section's content."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        """() => Math.max(...Array.from(document.querySelectorAll(
+            '[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main'))
+            .map(e => e.scrollHeight), document.body.scrollHeight)"""
+    )
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(800)  # plotly re-lays out on resize
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
+def plot_count(page, at_least: int = 1, timeout_ms: int = 30_000) -> int:
+    """Plotly figures on the page, waiting up to ``timeout_ms`` for ``at_least`` of them:
+    plotly draws after Streamlit's script run has ended, so a count taken the moment the
+    app turns idle can miss a figure still being drawn (seen once in a full CI run)."""
+    deadline = time.time() + timeout_ms / 1000
+    while True:
+        n = page.locator(".js-plotly-plot").count()
+        if n >= at_least or time.time() > deadline:
+            return n
+        page.wait_for_timeout(250)
 
 
 def exception_texts(page) -> list[str]:

@@ -1,4 +1,5 @@
-"""Shared test set-up: real data from ../shared/data, no network, one torch thread."""
+"""Shared test set-up: real data from ../shared/data, no network, one torch thread; the
+markers each test folder gives its tests."""
 
 from __future__ import annotations
 
@@ -31,6 +32,28 @@ if "CONTEXTLENS_CACHE_DIR" not in os.environ:
     _run_cache = tempfile.mkdtemp(prefix="contextlens-tests-")
     os.environ["CONTEXTLENS_CACHE_DIR"] = _run_cache
     atexit.register(shutil.rmtree, _run_cache, ignore_errors=True)
+
+TESTS = Path(__file__).resolve().parent
+# Markers are set once per folder, here, not on each test: the fast subset
+# `pytest -m "not slow and not browser"` is tests/unit/.
+FOLDER_MARKERS: dict[str, tuple[str, ...]] = {
+    "unit": ("unit",),  # pure functions and small objects, a sentence or two through a model
+    "library": ("library", "slow"),  # the library on real models over real data sets
+    "app": ("app", "slow"),  # pages through streamlit.testing's AppTest; ui/ helpers
+    "e2e": ("e2e", "browser", "slow"),  # a real `streamlit run` server, most in Chromium
+    "bench": ("bench", "slow"),  # timing, memory and speed claims; bench/ scripts
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test its folder's markers (a test file left at tests/ root gets none)."""
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:  # not under tests/
+            continue
+        for name in FOLDER_MARKERS.get(folder, ()):
+            item.add_marker(name)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,1 @@
+"""The pages through streamlit.testing AppTest, and the ui/ helpers (marked slow)."""

@@ -1,0 +1,1 @@
+"""Timing, memory and speed claims, and the bench/ scripts (marked slow)."""

@@ -1,0 +1,1 @@
+"""The probing library on real models and real data (marked slow)."""
