@@ -1,17 +1,17 @@
-"""ContextLens home page: what each page shows, the model picker, the model's card and what
-the embedded models are (drawn by :mod:`ui.views.home`).
+"""ContextLens (``streamlit run app.py``): the navigation, then the page the address names.
 
-The pages in ``pages/`` are Streamlit's multipage pages. The sidebar's page list is drawn by
-:func:`ui.common.page_header` on every page (Streamlit's own list is turned off in
-``.streamlit/config.toml``), so that it reads "Home" first however a page was reached: a
-direct link to a page runs that page's script, not this one.
+The pages and their order are :data:`ui.navigation.PAGES`; ``/`` is the home page
+(:mod:`ui.views.home`). Every page runs through this script, so the sidebar's page list
+(Streamlit's own) reads "Home" first however a page was reached.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.views import home
+from ui.navigation import navigation
 
-st.set_page_config(page_title="ContextLens", page_icon="🔎", layout="wide")
-home.render()
+page = st.navigation(navigation(), expanded=True)
+title = "ContextLens" if page.url_path == "" else f"{page.title} · ContextLens"
+st.set_page_config(page_title=title, page_icon="🔎", layout="wide")
+page.run()

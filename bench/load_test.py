@@ -41,12 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.browser import BUSY_JS, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 
-def page_paths(root: Path) -> list[str]:
-    """URL paths of the home page and each page in pages/ (Streamlit's naming)."""
-    paths = [""]
-    for f in sorted((root / "pages").glob("*.py")):
-        paths.append(f.stem.split("_", 1)[-1])
-    return paths
+def page_paths() -> list[str]:
+    """URL paths of the home page and each page of the app's navigation (ui/navigation.py)."""
+    from ui.navigation import PAGES
+
+    return ["", *(p.url_path for p in PAGES)]
 
 
 async def wait_idle(page, timeout: float) -> float:
@@ -283,8 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.sessions > 32 or args.seconds > 900:
         ap.error("bounded: at most 32 sessions and 900 seconds")
-    root = Path(__file__).resolve().parent.parent
-    paths = page_paths(root)
+    paths = page_paths()
     click = (args.click_every, args.fill_mask_query)
     env = {} if args.no_demo else {"CONTEXTLENS_DEMO": "1"}
 

@@ -1,10 +1,5 @@
-"""What a masked-language model guesses for each [MASK], and at which layer it knows.
-
-The view lives in :mod:`ui.views.fill_mask`."""
-
-import streamlit as st
+"""The Fill Mask page (the app lists it in ui/navigation.py)."""
 
 from ui.views.fill_mask import render
 
-st.set_page_config(page_title="Fill Mask · ContextLens", page_icon="🔎", layout="wide")
 render()

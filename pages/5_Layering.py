@@ -1,10 +1,5 @@
-"""The layering at a glance: every probing task of a model on one figure, by relative depth.
-
-The view lives in :mod:`ui.views.layering`."""
-
-import streamlit as st
+"""The Layering page (the app lists it in ui/navigation.py)."""
 
 from ui.views.layering import render
 
-st.set_page_config(page_title="Layering · ContextLens", page_icon="🔎", layout="wide")
 render()

@@ -1,11 +1,5 @@
-"""Interventions: does the model use what the probe finds? Erasure, agreement, activation
-patching and head ablation.
-
-The view lives in :mod:`ui.views.interventions`."""
-
-import streamlit as st
+"""The Interventions page (the app lists it in ui/navigation.py)."""
 
 from ui.views.interventions import render
 
-st.set_page_config(page_title="Interventions · ContextLens", page_icon="🔎", layout="wide")
 render()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import streamlit as st
 
@@ -22,7 +21,6 @@ from ui import state
 log = logging.getLogger("contextlens.ui")
 
 DEFAULT_MODEL = "minilm-l6"
-PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
 _CUSTOM = "Other (hub id or local folder)…"
 
 
@@ -188,25 +186,11 @@ def md_text(text: str) -> str:
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&=")
 
 
-def sidebar_pages() -> None:
-    """The sidebar's page list: "Home", then the pages in ``pages/`` by title."""
-    from streamlit.errors import StreamlitAPIException
-
-    try:
-        st.sidebar.page_link("app.py", label="Home")
-        for path, title in page_files():
-            st.sidebar.page_link(f"pages/{path.name}", label=title)
-    except StreamlitAPIException:  # a page run on its own (tests): there is no app to link
-        pass
-    st.sidebar.divider()
-
-
 def page_header(title: str, blurb: str) -> None:
-    """Common page title and a one-line explanation; the sidebar's page list."""
+    """Common page title and a one-line explanation; the input limits and demo guard."""
     from ui import input_limits
 
     input_limits.enforce()  # text limits kept on the server, before any work (issue 32)
-    sidebar_pages()
     st.title(title)
     st.caption(blurb)
     if config.demo_mode():
@@ -214,23 +198,3 @@ def page_header(title: str, blurb: str) -> None:
 
         demo_guard.enforce()  # the server's own upload cap (once per process)
         st.sidebar.info("Shared demo: embedded models only, inputs capped.")
-
-
-def page_files() -> list[tuple[Path, str]]:
-    """(path, title) of each page in ``pages/``: ``2_Fill_Mask.py`` is "Fill Mask"."""
-    return [
-        (path, path.stem.split("_", 1)[-1].replace("_", " "))
-        for path in sorted(PAGES_DIR.glob("*.py"))
-    ]
-
-
-def list_pages() -> list[tuple[str, str]]:
-    """(title, one-line description) of each page in ``pages/``, from its docstring."""
-    import ast
-
-    out = []
-    for path, title in page_files():
-        doc = (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()
-        first = doc.splitlines()[0] if doc else ""
-        out.append((title, first.removeprefix(f"{title}:").strip()))
-    return out

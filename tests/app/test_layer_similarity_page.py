@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "8_Layer_Similarity.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "9_Layer_Similarity.py")
 
 
 @pytest.fixture(autouse=True)

@@ -32,7 +32,7 @@ def test_home_page(server, page):
     assert not text_overlaps(page)
     assert not unreadable(page)
     shoot(page, "home")
-    page.goto(f"{server}/Fill_Mask")  # a direct link runs the page's own script
+    page.goto(f"{server}/Fill_Mask")  # a direct link still gets the app's page list
     wait_for_app(page)
     nav = page.locator('[data-testid="stSidebar"] a').all_inner_texts()
     assert [t.strip() for t in nav][0] == "Home", nav

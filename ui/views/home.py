@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from probing.models.registry import ENTRIES
-from ui.common import get_encoder, list_pages, model_picker, page_header, provenance_card
+from ui.common import get_encoder, model_picker, page_header, provenance_card
+from ui.navigation import PAGES
 
 INTRO = """
 A **static** embedding gives *bank* one vector whatever the sentence; a **contextual** encoder
@@ -21,8 +22,8 @@ def render() -> None:
     """Draw the home page (everything below the page config)."""
     page_header("ContextLens", "See how ELMo and BERT-family encoders represent words in context.")
     st.markdown(INTRO)
-    for title, blurb in list_pages():
-        st.markdown(f"- **{title}** — {blurb}")
+    for page in PAGES:
+        st.markdown(f"- **{page.title}** — {page.blurb}")
     st.markdown(OUTRO)
     names = model_picker()
     if not names:
