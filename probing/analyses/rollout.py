@@ -27,7 +27,7 @@ from probing.analyses.attention import AttentionMap
 from probing.errors import InputTooLongError
 
 # Longest input (tokens of the map given) for which attention flow is computed: at 24 tokens
-# one layer's map is 576 max-flow problems (scipy's Dinic; measured in tests/test_rollout.py).
+# one layer's map is 576 max-flow problems (scipy's Dinic; measured in tests/library/test_rollout.py).
 FLOW_MAX_TOKENS = 24
 _SCALE = 1_000_000
 

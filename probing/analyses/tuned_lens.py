@@ -228,7 +228,7 @@ def train_tuned_lens(
     states = collect_states(encoder, sentences, seed=seed, progress=progress)
     lens = least_squares_lens(states)
     # The last layer's lens is the identity by definition (the reference has no translator
-    # there); its least-squares fit is the identity within ~1 % (tests/test_tuned_lens.py).
+    # there); its least-squares fit is the identity within ~1 % (tests/app/test_tuned_lens.py).
     lens.weight[-1] = torch.eye(states.shape[-1])
     lens.bias[-1] = 0.0
     losses = fine_tune(encoder, lens, states, steps=steps, seed=seed, progress=progress)
