@@ -46,13 +46,14 @@ FOLDER_MARKERS: dict[str, tuple[str, ...]] = {
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give each test its folder's markers (a test file left at tests/ root gets none)."""
+    """Give each test its folder's markers. A test file not yet sorted into a folder (at
+    tests/ root) counts as slow, so that it cannot slow the fast subset down."""
     for item in items:
         try:
-            folder = item.path.resolve().relative_to(TESTS).parts[0]
+            parts = item.path.resolve().relative_to(TESTS).parts
         except ValueError:  # not under tests/
             continue
-        for name in FOLDER_MARKERS.get(folder, ()):
+        for name in FOLDER_MARKERS.get(parts[0], ()) if len(parts) > 1 else ("slow",):
             item.add_marker(name)
 
 
