@@ -202,6 +202,15 @@ def mlm_card_values(log: dict[str, Any], default_eval_seed: int) -> dict[str, An
     }
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _cpu_min(seconds: float | None) -> str:
+    return "CPU time not recorded" if seconds is None else f"{seconds / 60:.0f} CPU-min"
+
+
 def elmo_softmax_values(
     slog: dict[str, Any] | None, training_ppl: tuple[float, float] | None
 ) -> dict[str, str]:
@@ -215,7 +224,10 @@ def elmo_softmax_values(
     lay = slog["layout"]
     then = (
         f" The jointly trained head scored forward {training_ppl[0]:.1f}, backward "
-        f"{training_ppl[1]:.1f} on the same words at the end of training."
+        f"{training_ppl[1]:.1f} on the same words at the end of training: the fitted one is "
+        f"{100 * (h['ppl_forward'] / training_ppl[0] - 1):.0f} % and "
+        f"{100 * (h['ppl_backward'] / training_ppl[1] - 1):.0f} % higher (a fresh head, fitted "
+        "on part of the corpus, reading states that were shaped for the lost one)."
         if training_ppl
         else ""
     )
@@ -231,14 +243,14 @@ training (one adaptive softmax over the {lay["vocab_size"]:,} words of `vocab.tx
 {lay["cutoffs"]}, div value {lay["div_value"]:g}, shared by the forward and the backward
 LM), the same targets (the forward LM predicts word t+1 from its top layer at t, the backward
 LM word t-1 from its top layer at t; `<S> w1 … wn </S>`, zero state), on every
-{slog["every"]}-th sentence of the same corpus ({slog["corpus_sentences"]:,} sentences,
+{_ordinal(slog["every"])} sentence of the same corpus ({slog["corpus_sentences"]:,} sentences,
 {slog["corpus_words"]:,} words, {slog["predictions"]:,} predictions in both directions), the
-encoder's top-layer states computed once without gradients. {slog["epochs"]} passes (Adam, lr
+encoder's top-layer states computed once without gradients. {slog["epochs"]} pass(es) (Adam, lr
 {slog["lr"]}, batches of {slog["batch_size"]:,} predictions, cosine decay, dropout
 {slog["dropout"]} on the states); {_fmt_duration(slog["states_wall_s"])} wall
-({slog["states_cpu_s"] / 60:.0f} CPU-min) for the states and {_fmt_duration(slog["train_wall_s"])}
-wall ({slog["train_cpu_s"] / 60:.0f} CPU-min) for the fit, on {slog["threads"]} thread(s) of
-a shared machine.
+({_cpu_min(slog["states_cpu_s"])}) for the states and {_fmt_duration(slog["train_wall_s"])}
+wall ({_cpu_min(slog["train_cpu_s"])}) for the fit, on {slog["threads"]} thread(s) of
+a shared machine.{" " + slog["note"] if slog.get("note") else ""}
 
 - Held-out perplexity with the shipped fp16 weights: forward **{h["ppl_forward"]:.1f}**,
   backward **{h["ppl_backward"]:.1f}** ({h["predictions"]:,} predictions on the first
