@@ -22,6 +22,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO_ROOT / "models"
 
 
+def results_dir() -> Path:
+    """The committed results the app shows first and ``probe`` refuses to overwrite:
+    ``$CONTEXTLENS_RESULTS_DIR``, else the checkout's ``results/`` (where
+    ``results/regenerate.sh`` writes them)."""
+    return Path(os.environ.get("CONTEXTLENS_RESULTS_DIR") or REPO_ROOT / "results")
+
+
 def cache_dir() -> Path:
     """Root of everything ContextLens writes: downloads, feature cache, results."""
     return Path(os.environ.get("CONTEXTLENS_CACHE_DIR", Path.home() / ".cache" / "contextlens"))

@@ -187,3 +187,12 @@ class ChecksumMismatchError(ModelFetchError, DownloadError):
 class DiskFullError(ContextLensError, OSError):
     """Not enough free disk space for a write (checked before it, or ENOSPC during it); the
     message gives the space needed and free, and nothing half-written is left behind."""
+
+
+class UnknownTaskError(ContextLensError, ValueError):
+    """A probing task name not in the registry (:data:`probing.probes.tasks.TASKS`); the
+    message names the choices."""
+
+
+class UnknownSplitError(ContextLensError, ValueError):
+    """A split a data set does not have (``train``/``dev``/``test``); the message names them."""

@@ -30,7 +30,7 @@ from probing.probes.reapply import (
     refit_seeds,
     save_counts,
 )
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
 from probing.probes.saved import SavedProbes
 
 # Re-applied vs committed: float16 features read back and float32 probe weights give the

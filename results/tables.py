@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import sys
 
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
 
 
 def ci(row, prefix: str = "") -> str:  # noqa: ANN001
@@ -83,20 +83,32 @@ def summary(r: ProbeResults) -> str:
 
 
 def wsd(r: ProbeResults) -> str:
+    """Headline rows (non-leaky backoff: a lemma unseen in training gets its only WordNet
+    sense, else no answer) with precision and recall, then the leaky side rows (WordNet's
+    first sense as the backoff) and the baselines."""
     t = r.table
-    metrics = ("f1", "f1_polysemous", "f1_seen", "f1_backoff")
-    out = ["| probe | F1 [95 % CI] | F1 polysemous | F1 seen lemmas (1-NN) | F1 back-off items |",
-           "|---|---|---|---|---|"]  # fmt: skip
-    order = [("1nn", layer) for layer in r.layer_scores("f1")["layer"]] + [
-        (p, None) for p in ("first_sense", "semcor_mfs", "semcor_mfs_train_only", "static_1nn")
-    ]
-    for probe, layer in order:
+    metrics = ("f1", "precision", "recall", "f1_polysemous", "f1_seen", "f1_backoff")
+    out = ["| probe | F1 [95 % CI] | precision | recall | F1 polysemous | F1 seen lemmas "
+           "(1-NN) | F1 back-off items |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    layers = list(r.layer_scores("f1")["layer"])
+    order = [("1nn", layer, f"1-NN layer {int(layer)}") for layer in layers]
+    order += [("1nn_leaky_backoff", layer, f"1-NN layer {int(layer)}, first-sense backoff "
+               "(leaks)") for layer in layers]  # fmt: skip
+    order += [(p, None, label) for p, label in (
+        ("first_sense", "first_sense (leaks)"), ("semcor_mfs", "semcor_mfs"),
+        ("semcor_mfs_leaky_backoff", "semcor_mfs, first-sense backoff (leaks)"),
+        ("semcor_mfs_train_only", "semcor_mfs_train_only"), ("static_1nn", "static_1nn"))]  # fmt: skip
+    for probe, layer, label in order:
         rows = t[(t.probe == probe) & ((t.layer == layer) if layer is not None else t.layer.isna())]
         if not len(rows):
             continue
         rows = rows.set_index("metric")
-        cells = [ci(rows.loc[m]) if m in rows.index else "" for m in metrics]
-        label = f"1-NN layer {int(layer)}" if layer is not None else probe
+        cells = []
+        for m in metrics:
+            if m not in rows.index:
+                cells.append("")
+            else:
+                cells.append(ci(rows.loc[m]) if m == "f1" else f"{rows.loc[m]['value']:.3f}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
     out.append(summary(r))

@@ -334,14 +334,14 @@ def test_user_text_is_shown_as_text():
 def test_truncated_result_file_does_not_hide_the_others(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from probing.features import model_fingerprint
-    from probing.probes.store import RunConfig
+    from probing.probes.settings import ProbeSettings
+    from probing.probes.store import stored_path_of
 
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
     enc = probing.load_encoder("minilm-l6")
-    cfg = RunConfig(model="minilm-l6", task="pos", dataset="ud-ewt", layers=None,
-                    max_train_sentences=2000, max_eval_sentences=None)  # fmt: skip
-    stored = cfg.stored_path(model_fingerprint(enc))
+    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=None,
+                        max_train_sentences=2000)  # fmt: skip
+    stored = stored_path_of(cfg, enc)
     stored.parent.mkdir(parents=True, exist_ok=True)
     good = (config.REPO_ROOT / "results" / "minilm-l6__ud-ewt__pos.json").read_text()
     stored.write_text(good[: len(good) // 3])  # cut mid-file, as a killed write leaves it

@@ -67,7 +67,7 @@ def test_structural_probes_run_several_seeds_and_fold_them_into_the_table(minilm
 
     from probing.datasets import read_sentences
     from probing.features import features_of_sentences
-    from probing.probes.structural_run import structural_features
+    from probing.probes.runners.structural import structural_features
 
     def feats(split: str, n: int):  # noqa: ANN202
         sents = list(itertools.islice(read_sentences("ud-ewt", split), n))

@@ -158,12 +158,12 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     # Run again: as long as this run's fitting took (its features are cached now).
-    from probing.features import model_fingerprint
-    from probing.probes.store import RunConfig
+    from probing.probes.settings import ProbeSettings
+    from probing.probes.store import stored_path_of
 
-    cfg = RunConfig(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 2),
-                    max_train_sentences=60, max_eval_sentences=30)  # fmt: skip
-    stored = json.loads(cfg.stored_path(model_fingerprint(minilm)).read_text())
+    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 2),
+                        max_train_sentences=60, max_dev_sentences=30, max_test_sentences=30)  # fmt: skip
+    stored = json.loads(stored_path_of(cfg, minilm).read_text())
     fit = stored["meta"]["timing_s"]["fit"]
     again = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
     assert f"minilm-l6: ~{fit:.0f} s, as its last run of these settings fitted" in again, again

@@ -6,7 +6,7 @@ import pytest
 
 from probing.features import extract_features, features_cached, split_size
 from probing.probes.cost import COSTS_FILE, RunCost, estimate_seconds, load_costs
-from probing.probes.store import RunConfig
+from probing.probes.settings import ProbeSettings
 
 
 def test_two_runs_give_a_fixed_part_and_a_part_per_sentence():
@@ -51,8 +51,8 @@ def test_the_shipped_costs_cover_the_embedded_models_on_the_pages_tasks():
 
 def test_extraction_is_counted_only_for_splits_not_in_the_cache(minilm, tmp_path, monkeypatch):
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
-    cfg = RunConfig(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 3),
-                    max_train_sentences=20, max_eval_sentences=15)  # fmt: skip
+    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 3),
+                        max_train_sentences=20, max_dev_sentences=15, max_test_sentences=15)  # fmt: skip
     before = estimate_seconds(minilm, cfg)
     assert before is not None and before[0] > 0 and before[1] > 0
     assert not features_cached(minilm, "ud-ewt", "dev", max_sentences=15)

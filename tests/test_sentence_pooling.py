@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probing.analyses.sentence_pooling import (
+from probing.encoding import Encoding, ModelInfo
+from probing.errors import PoolingUnavailableError
+from probing.probes.sentence_pooling import (
     attention_weights,
     pooled_similarities,
     sentence_vector,
     strategies_for,
 )
-from probing.encoding import Encoding, ModelInfo
-from probing.errors import PoolingUnavailableError
 
 BERT = ModelInfo(name="hand", family="bert", n_layers=1, dim=2, provenance="hand-built")
 ELMO = ModelInfo(name="hand-elmo", family="elmo", n_layers=1, dim=2, provenance="hand-built")

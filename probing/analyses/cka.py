@@ -244,4 +244,4 @@ def shipped_results() -> list[Path]:
     """The committed CKA results (``results/cka/*.json``), by name."""
     from probing import config
 
-    return sorted((config.REPO_ROOT / "results" / "cka").glob("cka_*.json"))
+    return sorted((config.results_dir() / "cka").glob("cka_*.json"))

@@ -32,8 +32,9 @@ from probing.errors import DataFormatError
 from probing.probes.edge import base_relation
 from probing.probes.saved import SavedProbes, probe_dir
 from probing.probes.structural import gold_edges, mst_edges
+from probing.probes.tasks import task_names
 
-LENS_TASKS = ("pos", "xpos", "deprel", "supersense", "wsd", "dep-distance", "dep-depth")
+LENS_TASKS = tuple(task_names(lens=True))  # the registry's tasks the lens applies
 GOLD_FIELDS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel"}
 
 

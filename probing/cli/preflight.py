@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from probing.errors import ContextLensError, InvalidArgumentError
+from probing.probes.settings import ProbeSettings
 
 LONG_RUN_S = 120.0  # runs estimated longer than this are announced before they start
 
@@ -28,26 +29,12 @@ def check_layers(layers: list[int] | None, n_layers: int, model: str) -> None:
         )
 
 
-def estimate(encoder, args: argparse.Namespace, dataset: str) -> tuple[float, float] | None:  # noqa: ANN001
-    """(extraction s, fitting s) of the run ``args`` asks for, from ``results/run_costs.json``
-    (None when the model and task were never measured). Fitting scales with the seeds and
-    MDL (about ten fits per MDL seed)."""
+def estimate(encoder, settings: ProbeSettings) -> tuple[float, float] | None:  # noqa: ANN001
+    """(extraction s, fitting s) of the run of ``settings``, from ``results/run_costs.json``
+    (None when the model and task were never measured): :func:`probing.probes.cost.estimate_seconds`."""
     from probing.probes.cost import estimate_seconds
-    from probing.probes.store import RunConfig
 
-    caps = {args.max_dev_sentences, args.max_test_sentences}
-    cfg = RunConfig(
-        model=args.model, task=args.task, dataset=dataset,
-        layers=tuple(args.layers) if args.layers else None,
-        max_train_sentences=args.max_train_sentences,
-        max_eval_sentences=None if None in caps else max(caps),
-    )  # fmt: skip
-    est = estimate_seconds(encoder, cfg)
-    if est is None:
-        return None
-    extract, fit = est
-    fits = args.seeds + (10 * args.mdl_seeds if args.mdl else 0)
-    return extract, fit * fits
+    return estimate_seconds(encoder, settings)
 
 
 def config_layers(model: str) -> int | None:
@@ -67,17 +54,20 @@ def config_layers(model: str) -> int | None:
     return None
 
 
-def preflight(args: argparse.Namespace, dataset: str) -> None:
+def preflight(args: argparse.Namespace, settings: ProbeSettings | str) -> None:
     """Check ``--layers`` against the model (from its config when it has one, else loaded),
-    load it, and print the estimate of a long run (to stderr); all before any data is read."""
-    if args.layers and (n := config_layers(args.model)) is not None:
-        check_layers(args.layers, n, args.model)
+    load it, and print the estimate of a long run (to stderr); all before any data is read.
+    ``settings``: the run's (a data-set name: those of ``args`` on that data set)."""
+    if isinstance(settings, str):
+        settings = ProbeSettings.from_args(args).replace(dataset=settings)
+    if settings.layers and (n := config_layers(settings.model)) is not None:
+        check_layers(settings.layers, n, settings.model)
     from probing.models.registry import load_encoder
 
-    encoder = load_encoder(args.model)
-    check_layers(args.layers, int(encoder.info.n_layers), encoder.info.name)
+    encoder = load_encoder(settings.model)
+    check_layers(settings.layers, int(encoder.info.n_layers), encoder.info.name)
     try:
-        est = estimate(encoder, args, dataset)
+        est = estimate(encoder, settings)
     except Exception:  # noqa: BLE001 - an estimate is a courtesy; the run says what is wrong
         return
     if est is not None and sum(est) > LONG_RUN_S:

@@ -18,9 +18,7 @@ import sys
 from pathlib import Path
 
 from probing.cli.shipped import add_overwrite_argument, refuse_shipped
-from probing.encoding import POOLINGS
-from probing.probes.defaults import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS, PROBE_CS
-from probing.probes.tasks import TASKS
+from probing.probes.settings import ProbeSettings
 
 # Nothing heavy (scikit-learn, pandas, torch) is imported above: `probe --help` stays fast;
 # the run imports what it needs.
@@ -33,95 +31,11 @@ def output_stem(model: str, dataset: str, task: str) -> str:
     return stem(model, dataset, task)
 
 
-def _int_or_all(text: str) -> int | None:
-    """``N`` or ``all``/``0`` (no cap)."""
-    if text.lower() in {"all", "none", "0"}:
-        return None
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be a positive number or 'all'")
-    return value
-
-
-def _layers(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError("layers are comma-separated numbers, e.g. 0,3,6") from None
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of ``python -m probing probe``."""
-    p.add_argument("--model", default="minilm-l6", help="registry name, folder or hub id")
-    p.add_argument("--task", default="pos", choices=list(TASKS), help="probing task")
-    p.add_argument("--dataset", help="data set (default: the task's own: pos->ud-ewt, ...)")
-    p.add_argument("--layers", type=_layers, help="comma-separated layers (default: all)")
+    """Options of ``python -m probing probe``: the run's settings (one per
+    :class:`ProbeSettings` field) and where and how the files are written."""
+    ProbeSettings.add_arguments(p)
     p.add_argument("--out", default="results", help="output folder (default: results/)")
-    p.add_argument(
-        "--max-train-sentences",
-        type=_int_or_all,
-        default=DEFAULT_MAX_TRAIN_SENTENCES,
-        help=f"training sentences to encode, a fixed seeded sample (default "
-        f"{DEFAULT_MAX_TRAIN_SENTENCES}; 'all' for the whole split)",
-    )
-    p.add_argument(
-        "--max-train-words",
-        type=_int_or_all,
-        default=DEFAULT_MAX_TRAIN_WORDS,
-        help=f"training words per probe fit (default {DEFAULT_MAX_TRAIN_WORDS}; 'all')",
-    )
-    p.add_argument("--max-dev-sentences", type=_int_or_all, default=None, help="default: all")
-    p.add_argument("--max-test-sentences", type=_int_or_all, default=None, help="default: all")
-    p.add_argument(
-        "--cs",
-        type=lambda t: tuple(float(x) for x in t.split(",") if x),
-        default=None,
-        help="grid of inverse regularisation strengths C tried on dev (default "
-        + ",".join(f"{c:g}" for c in PROBE_CS)
-        + ")",
-    )
-    p.add_argument(
-        "--seeds",
-        type=int,
-        default=1,
-        help="runs with seeds SEED..SEED+N-1 (own control labels, training sample, MDL "
-        "order); scores are means with sd across seeds (committed results: 3)",
-    )
-    p.add_argument(
-        "--per-layer-c",
-        action="store_true",
-        help="choose C per layer on dev (default: one C for all layers, equal capacity)",
-    )
-    p.add_argument(
-        "--mdl",
-        action="store_true",
-        help="also the online codelength (Voita & Titov 2020) of task and control labels",
-    )
-    p.add_argument(
-        "--mdl-seeds",
-        type=int,
-        default=1,
-        help="seeds that also get an MDL measurement (default 1: the first; ~10 fits each)",
-    )
-    p.add_argument(
-        "--no-cumulative-mix",
-        action="store_true",
-        help="skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
-    )
-    p.add_argument("--pooling", default="first", choices=POOLINGS)
-    p.add_argument(
-        "--sentence-pooling",
-        help="sentence tasks (genre): comma-separated cls,mean,attention,max (default: all the "
-        "model offers; ELMo: mean,max)",
-    )
-    p.add_argument(
-        "--per-doc",
-        help="sentence tasks: sentences per document, train,dev,test (default 20,20,50)",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)")
-    p.add_argument("--no-scalar-mix", action="store_true", help="skip the scalar-mix probe")
-    p.add_argument("--no-control", action="store_true", help="skip the control task")
     p.add_argument(
         "--plotlyjs",
         default="inline",
@@ -145,75 +59,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the probes and write the three files; prints a per-layer summary."""
-    from tqdm.auto import tqdm
+    from probing.errors import ContextLensError
 
-    from probing.probes.run import probe_layers
-    from probing.probes.tasks import get_task
-
+    settings = ProbeSettings.from_args(args)
     try:  # a wrong task/data-set pair is a usage error, not a crash
-        get_task(args.task).field_for(args.dataset or get_task(args.task).default_dataset)
-    except ValueError as exc:
+        task = settings.spec  # the one lookup of the task
+        task.field_for(settings.dataset_name)
+    except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     refuse_shipped(output_files(args), getattr(args, "overwrite", False))
     from probing.cli.preflight import preflight
 
     out = writable_folder(args.out)  # before the estimate and the run: nothing computed is lost
-    preflight(args, args.dataset or get_task(args.task).default_dataset)  # before any data
-    bars: dict[str, tqdm] = {}
-    fitted: dict | None = {} if args.save_probes else None
-    if get_task(args.task).kind == "sentence":
+    preflight(args, settings)  # before any data
+    if task.kind == "sentence":
         from probing.cli.sentence_probe import run_sentence_probe
 
-        return run_sentence_probe(args)
+        return run_sentence_probe(args, settings)
 
-    def progress(stage: str, done: int, total: int) -> None:
-        if args.quiet:
-            return
-        bar = bars.get(stage)
-        if bar is None:
-            unit = "fit" if stage == "fit" else "sent"
-            bar = bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr)
-        bar.total = total
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
+    from probing.cli.progress import progress_bars
+    from probing.probes.results import comparison_text, summary
+    from probing.probes.run import probe_layers
 
-    results = probe_layers(
-        args.model,
-        args.task,
-        args.dataset,
-        layers=args.layers,
-        progress=progress,
-        max_train_sentences=args.max_train_sentences,
-        seed=args.seed,
-        pooling=args.pooling,
-        max_train_words=args.max_train_words,
-        max_dev_sentences=args.max_dev_sentences,
-        max_test_sentences=args.max_test_sentences,
-        n_boot=args.n_boot,
-        Cs=args.cs or PROBE_CS,
-        scalar_mix=not args.no_scalar_mix,
-        control=not args.no_control,
-        seeds=args.seeds,
-        per_layer_c=args.per_layer_c,
-        mdl=args.mdl,
-        cumulative_mix=not args.no_cumulative_mix,
-        mdl_seeds=args.mdl_seeds,
-        keep_probes=fitted,
-    )
+    bars, progress = progress_bars(args.quiet)
+    fitted: dict | None = {} if args.save_probes else None
+    results = probe_layers(args.model, settings, progress=progress, keep_probes=fitted)
     for bar in bars.values():
         bar.close()
-    results.meta.command = "python -m probing probe " + " ".join(
-        shlex.quote(a) for a in _reconstruct(args)
-    )
+    results.meta.command = command(settings, args)
     stem = output_stem(args.model, results.dataset, results.task)
     write_outputs(results, out, stem, True if args.plotlyjs == "inline" else "cdn")
     if fitted:
         from probing.probes.saved import probe_dir, save_probes
 
         info = {"model": results.model, "task": results.task, "dataset": results.dataset,
-                "layer_names": results.meta.get("layer_names"), "pooling": args.pooling,
+                "layer_names": results.meta.get("layer_names"), "pooling": settings.pooling,
                 "command": results.meta["command"]}  # fmt: skip
         save_probes(fitted, probe_dir(out) / stem, info)
         if results.sentence_counts:
@@ -225,20 +106,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def command(settings: ProbeSettings, args: argparse.Namespace) -> str:
+    """The command line a run records (``meta.command``): its settings, then
+    ``--save-probes`` and ``--out``."""
+    extra = (["--save-probes"] if args.save_probes else []) + ["--out", str(args.out)]
+    return "python -m probing probe " + " ".join(
+        shlex.quote(a) for a in [*settings.to_argv(), *extra]
+    )
+
+
 def output_files(args: argparse.Namespace) -> list[Path]:
     """Every file the run writes: per task name (a sentence task writes one per pooling
     strategy, ``genre-cls`` …) the CSV, JSON and HTML, and with ``--save-probes`` the probes'
     JSON and safetensors. The shipped-file guard checks exactly these."""
     from probing.probes.saved import probe_dir
-    from probing.probes.tasks import get_task
 
-    task = get_task(args.task)
-    dataset = args.dataset or task.default_dataset
+    settings = ProbeSettings.from_args(args)
+    task, dataset = settings.spec, settings.dataset_name
     if task.kind == "sentence":
         from probing.cli.sentence_probe import strategies
 
         # no list given: every strategy a model may have (ELMo writes only mean and max)
-        names = [f"{args.task}-{s}" for s in strategies(args)]
+        names = [f"{args.task}-{s}" for s in strategies(settings)]
     else:
         names = [args.task]
     out = Path(args.out)
@@ -296,80 +185,6 @@ def save_sentence_counts(results, out: Path, stem: str) -> Path:  # noqa: ANN001
     n_sentences = next(iter(counts.values())).counts.shape[1]
     stored = StoredCounts(unit_of(results.dataset), n_sentences, counts)
     return save_counts(stored, out / COUNTS_DIR / f"{stem}.safetensors", "the run's predictions")
-
-
-def comparison_text(results) -> str:  # noqa: ANN001 - ProbeResults
-    """The run's comparison table as text (``--compare``)."""
-    from probing.probes.compare import Difference, format_table
-
-    table = results.comparisons
-    if not table:
-        return "no comparison table (fewer than two layers)"
-    text = format_table([Difference.from_dict(r) for r in table["rows"]])
-    if table.get("selectivity"):
-        text += "\n\ntask − control (selectivity) per layer:\n" + format_table(
-            [Difference.from_dict(r) for r in table["selectivity"]]
-        )
-    return text
-
-
-def summary(results) -> str:  # noqa: ANN001 - ProbeResults
-    """A short plain-text table: per-layer score, CI, control, selectivity; baselines."""
-    metric = results.metric
-    lines = [f"{results.model} · {results.dataset} · {results.task} ({metric}, test split)"]
-    lines.append(f"{'layer':>5}  {metric:>8}  {'95% CI':>15}  {'control':>7}  {'select.':>7}")
-    for _, r in results.layer_scores().iterrows():
-        ctl = "" if r["control"] != r["control"] else f"{r['control']:.3f}"
-        sel = "" if r["selectivity"] != r["selectivity"] else (
-            f"{r['selectivity']:.3f} [{r['selectivity_ci_low']:.3f}, {r['selectivity_ci_high']:.3f}]")  # fmt: skip
-        lines.append(
-            f"{int(r['layer']):>5}  {r['value']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-            f"  {ctl:>7}  {sel}"
-        )
-    for _, r in results.baselines().iterrows():
-        lines.append(f"baseline {r['probe']:<12} {r['value']:.3f}")
-    if results.scalar_mix:
-        m = results.scalar_mix
-        weights = " ".join(f"{w:.2f}" for w in m["weights"])
-        lines.append(f"scalar mix {m['accuracy']:.3f}; weights {weights}; γ {m['gamma']:.2f}")
-    for _, r in results.summaries().iterrows():
-        where = f"layer {int(r['layer'])} (chosen on dev)" if r["probe"] == "best_layer" else ""
-        lines.append(
-            f"{r['probe']:<18} {where} {r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        )
-    lines.append(f"centre of gravity (running best) {results.centre_of_gravity:.2f}")
-    if results.meta.get("C_at_grid_edge"):
-        lines.append("note: the C chosen on dev is at the edge of the grid (--cs)")
-    return "\n".join(lines)
-
-
-def _reconstruct(args: argparse.Namespace) -> list[str]:
-    parts = ["--model", args.model, "--task", args.task]
-    if args.dataset:
-        parts += ["--dataset", args.dataset]
-    if args.layers:
-        parts += ["--layers", ",".join(map(str, args.layers))]
-    for flag, value in (
-        ("--max-train-sentences", args.max_train_sentences),
-        ("--max-train-words", args.max_train_words),
-        ("--max-dev-sentences", args.max_dev_sentences),
-        ("--max-test-sentences", args.max_test_sentences),
-    ):
-        parts += [flag, "all" if value is None else str(value)]
-    if args.cs:
-        parts += ["--cs", ",".join(f"{c:g}" for c in args.cs)]
-    if args.pooling != "first":
-        parts += ["--pooling", args.pooling]
-    parts += ["--seed", str(args.seed), "--seeds", str(args.seeds)]
-    for flag in ("per_layer_c", "mdl", "no_scalar_mix", "no_control", "no_cumulative_mix"):
-        if getattr(args, flag):
-            parts.append("--" + flag.replace("_", "-"))
-    if args.mdl and args.mdl_seeds != 1:
-        parts += ["--mdl-seeds", str(args.mdl_seeds)]
-    if args.save_probes:
-        parts.append("--save-probes")
-    parts += ["--out", str(args.out)]
-    return parts
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 from probing import config
 from probing.errors import ContextLensError
 
-SHIPPED_DIR = config.REPO_ROOT / "results"
+SHIPPED_DIR = config.results_dir()
 
 
 class ShippedResultsError(ContextLensError):

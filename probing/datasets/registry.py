@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probing import config
-from probing.errors import DatasetNotFoundError
+from probing.errors import DatasetNotFoundError, UnknownSplitError
 
 if TYPE_CHECKING:
     from probing.datasets.types import Sentence
@@ -60,7 +60,17 @@ class DatasetInfo:
         """Sentences of one split, several, or all (``None``), in data-set order."""
         if not self.reader:
             raise ValueError(f"{self.name!r} is a lexicon, not a corpus of sentences.")
+        for part in [split] if isinstance(split, str) else list(split or ()):
+            self.check_split(part)
         return _function(self.reader)(split, data_dir)
+
+    def check_split(self, split: str) -> None:
+        """Raises UnknownSplitError (a ValueError) naming the splits when ``split`` is not one."""
+        if split not in self.splits:
+            raise UnknownSplitError(
+                f"Data set {self.name!r} has no split {split!r}; choose one of: "
+                f"{', '.join(self.splits) or '(none: a lexicon)'}."
+            )
 
     def files(self, split: str) -> list[Path]:
         """The files whose bytes determine ``split``'s sentences, the reader's source included."""
@@ -69,6 +79,7 @@ class DatasetInfo:
                 f"No word-level reader for data set {self.name!r}; choose "
                 f"{', '.join(corpus_names())}."
             )
+        self.check_split(split)
         return _function(self.split_files)(split)
 
 

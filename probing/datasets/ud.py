@@ -14,6 +14,7 @@ import conllu
 
 from probing.datasets.registry import dataset_path
 from probing.datasets.types import Sentence
+from probing.errors import UnknownSplitError
 
 UD_SPLITS = ("train", "dev", "test")
 
@@ -60,7 +61,9 @@ def conllu_sentence(
 def ud_file(split: str, data_dir: str | Path | None = None) -> Path:
     """Path of the EWT CoNLL-U file of ``split``; DatasetNotFoundError if missing."""
     if split not in UD_SPLITS:
-        raise ValueError(f"Unknown UD split {split!r}; choose one of: {', '.join(UD_SPLITS)}.")
+        raise UnknownSplitError(
+            f"Unknown UD split {split!r}; choose one of: {', '.join(UD_SPLITS)}."
+        )
     name = f"en_ewt-ud-{split}.conllu"
     return dataset_path("ud-ewt", data_dir, required=[name]) / name
 

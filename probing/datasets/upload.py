@@ -35,10 +35,13 @@ from probing.datasets.types import Sentence
 from probing.datasets.ud import CONLLU_FIELDS, CONLLU_PARSERS, conllu_sentence
 from probing.datasets.upload_budget import check_upload_size
 from probing.encoders.base import Encoder
-from probing.errors import DataFormatError, InvalidArgumentError
+from probing.errors import DataFormatError, InvalidArgumentError, UnknownTaskError
 from probing.features import features_of_sentences
 from probing.probes.guards import check_probe_size
-from probing.probes.run import ProbeResults, probe_features
+from probing.probes.results import ProbeResults
+from probing.probes.run import probe_features
+from probing.probes.settings import ProbeSettings
+from probing.probes.tasks import TASKS, task_names
 
 # (stage, done, total) with the stage names probe_layers uses: "extract train",
 # "extract test", "fit".
@@ -52,9 +55,9 @@ MAX_TRAIN_WORDS = 20_000
 MAX_TEST_WORDS = 10_000
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-# Task -> the label field it reads from an upload (structural tasks read the heads).
-UPLOAD_TASKS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel", "dep-distance": "head",
-                "dep-depth": "head"}  # fmt: skip
+# Task -> the label field it reads from an upload (structural tasks read the heads): the
+# registry's tasks with an ``upload_field``.
+UPLOAD_TASKS = {t: TASKS[t].upload_field for t in task_names(uploadable=True)}
 COLUMN_NAMES = {"upos": "UPOS (4th)", "xpos": "XPOS (5th)", "head": "HEAD (7th)",
                 "deprel": "DEPREL (8th)"}  # fmt: skip
 _WORD_ID = re.compile(r"[1-9][0-9]*")
@@ -274,7 +277,9 @@ def probe_upload(
         ProbeResults for ``task``, as :func:`probe_layers` returns them.
     """
     if task not in UPLOAD_TASKS:
-        raise ValueError(f"Unknown upload task {task!r}; choose one of {', '.join(UPLOAD_TASKS)}.")
+        raise UnknownTaskError(
+            f"Unknown upload task {task!r}; choose one of {', '.join(UPLOAD_TASKS)}."
+        )
     label = UPLOAD_TASKS[task]
     _check_labels(sentences, label)
     report = progress or (lambda stage, done, total: None)
@@ -310,10 +315,11 @@ def probe_upload(
                      "nothing to probe.")  # fmt: skip
     t_extract = time.perf_counter() - t0
 
+    settings = ProbeSettings(model=encoder.info.name, task=task, seed=seed, n_boot=n_boot,
+                             max_train_words=None)  # fmt: skip
     results = probe_features(
-        feats, task, model=encoder.info.name, dataset=dataset, progress=report, seed=seed,
-        max_train_words=None, n_boot=n_boot,
-    )  # fmt: skip
+        feats, settings, model=encoder.info.name, dataset=dataset, progress=report
+    )
     meta = results.meta
     meta.encoder = encoder.info.name
     meta.layer_names = list(encoder.info.layer_names) or [f"layer {i}" for i in range(n_all)]

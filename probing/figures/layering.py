@@ -26,18 +26,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from probing.probes.metrics import centre_of_gravity
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
+from probing.probes.tasks import TASKS as ALL_TASKS
 
-# (task, metric, label, colour), syntax first, semantics last.
-TASKS: tuple[tuple[str, str, str, str], ...] = (
-    ("pos", "accuracy", "POS (UPOS)", "#4C78A8"),
-    ("deprel", "accuracy", "dependency relation", "#72B7B2"),
-    ("dep-distance", "uuas", "tree distance (UUAS)", "#54A24B"),
-    ("supersense", "accuracy", "supersense", "#F58518"),
-    ("wsd", "f1", "word sense (WSD F1)", "#E45756"),
+# (task, metric, label, colour) of the tasks the registry draws here, syntax first.
+TASKS: tuple[tuple[str, str, str, str], ...] = tuple(
+    (t.name, t.metric, t.short_label, t.colour) for t in ALL_TASKS.values() if t.layering
 )
-TASK_DATASET = {"pos": "ud-ewt", "deprel": "ud-ewt", "dep-distance": "ud-ewt",
-                "supersense": "semcor", "wsd": "semcor"}  # fmt: skip
 
 
 @dataclass
@@ -121,7 +116,7 @@ def load_curves(
 
     curves = []
     for task, metric, label, color in TASKS:
-        path = Path(results_dir) / f"{model}__{TASK_DATASET[task]}__{task}.json"
+        path = Path(results_dir) / f"{model}__{ALL_TASKS[task].default_dataset}__{task}.json"
         if path.is_file():
             try:
                 results = ProbeResults.from_json(path)
@@ -238,7 +233,7 @@ def engine_orderings(
     cells = Cells(results_dir, Engine(n_boot=n_boot, seed=0))
     reps, missing = {}, []
     for task, _, label, _ in TASKS:
-        stem = f"{model}__{TASK_DATASET[task]}__{task}"
+        stem = f"{model}__{ALL_TASKS[task].default_dataset}__{task}"
         if not (Path(results_dir) / f"{stem}.json").is_file():
             continue
         try:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
+from probing.probes.tasks import get_task
 
 SCORE_COLOR = "#4C78A8"
 CONTROL_COLOR = "#F58518"
@@ -65,8 +66,7 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
             name="95 % bootstrap interval",
         )
     )
-    probe_name = {"wsd": "1-NN to sense centroids", "dep-distance": "structural probe",
-                  "dep-depth": "structural probe"}.get(results.task, "linear probe")  # fmt: skip
+    probe_name = get_task(results.task).probe_name
     fig.add_trace(
         go.Scatter(
             x=layers,

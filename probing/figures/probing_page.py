@@ -31,7 +31,7 @@ from probing.figures.probing import (
     mix_weights_bar,
     selectivity_band,
 )
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
 
 MODEL_COLORS = ("#4C78A8", "#E45756")  # first and second model
 BAND_COLORS = ("rgba(76,120,168,0.16)", "rgba(228,87,86,0.14)")

@@ -13,7 +13,9 @@ Metrics: :func:`bootstrap_ci` (accuracy, macro-F1, WSD precision/recall/F1),
 :func:`centre_of_gravity` (Tenney et al. 2019), :func:`expected_layer`.
 
 Orchestration: :func:`probe_layers` runs a task on every layer and returns
-:class:`ProbeResults` (a tidy DataFrame plus scalar-mix weights and centre of gravity).
+:class:`ProbeResults` (a tidy DataFrame plus scalar-mix weights and centre of gravity); a
+run's settings are one :class:`ProbeSettings`, its task one registry entry
+(:mod:`probing.probes.tasks`) whose runner (:mod:`probing.probes.runners`) does the work.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ _WHERE = {
     "ABSTAIN": "metrics", "Estimate": "metrics", "accuracy": "metrics", "bootstrap_ci": "metrics",
     "centre_of_gravity": "metrics", "expected_layer": "metrics", "macro_f1": "metrics",
     "precision_recall_f1": "metrics", "ScalarMixProbe": "mix",
-    "COLUMNS": "run", "ProbeResults": "run", "probe_layers": "run",
+    "COLUMNS": "results", "ProbeResults": "results", "probe_layers": "run",
+    "ProbeSettings": "settings",
     "TASKS": "tasks", "Task": "tasks", "get_task": "tasks",
     "MostFrequentSense": "wsd", "NearestSenseClassifier": "wsd", "first_sense_backoff": "wsd",
     "lemma_key": "wsd",
@@ -52,6 +55,7 @@ __all__ = [
     "MostFrequentSense",
     "NearestSenseClassifier",
     "ProbeResults",
+    "ProbeSettings",
     "ScalarMixProbe",
     "Task",
     "WordTypeBaseline",

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.probes.run import DEFAULT_MAX_TRAIN_WORDS
-from probing.probes.store import RunConfig
+from probing import config
+from probing.probes.defaults import DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.settings import ProbeSettings
 
-COSTS_FILE = Path(__file__).resolve().parents[2] / "results" / "run_costs.json"
+COSTS_FILE = config.results_dir() / "run_costs.json"
+MDL_FITS = 10  # an MDL measurement costs about ten fits (its blocks)
 
 
 @dataclass(frozen=True)
@@ -115,35 +117,81 @@ def cost_row(model: str, task: str, cost: RunCost) -> dict:
 
 def estimate_seconds(
     encoder,  # noqa: ANN001 - any Encoder
-    cfg: RunConfig,
+    settings: ProbeSettings,
     costs: dict[tuple[str, str], RunCost] | None = None,
 ) -> tuple[float, float] | None:
-    """(extraction s, fitting s) of a run of ``cfg`` with :func:`probe_layers`'s defaults;
-    extraction counts only the splits not in the feature cache. None without measured costs
-    for the model and task."""
-    cost = (load_costs() if costs is None else costs).get((cfg.model, cfg.task))
+    """(extraction s, fitting s) of a run of ``settings``; extraction counts only the splits
+    not in the feature cache, fitting scales with the seeds and MDL (about ten fits per MDL
+    seed). None without measured costs for the model and task."""
+    cost = (load_costs() if costs is None else costs).get((settings.model, settings.task))
     if cost is None:
         return None
-    plan = extraction_plan(encoder, cfg)
+    plan = extraction_plan(encoder, settings)
     sizes = {split: n for split, (n, _) in plan.items()}
     to_encode = sum(n for n, cached in plan.values() if not cached)
-    layers = len(cfg.layers) if cfg.layers else int(encoder.info.n_layers) + 1
-    return cost.seconds(sizes["train"], sizes["dev"] + sizes["test"], layers, to_encode=to_encode)
+    layers = len(settings.layers) if settings.layers else int(encoder.info.n_layers) + 1
+    extract, fit = cost.seconds(sizes["train"], sizes["dev"] + sizes["test"], layers,
+                                to_encode=to_encode, max_train_words=settings.max_train_words)  # fmt: skip
+    fits = settings.seeds + (MDL_FITS * settings.mdl_seeds if settings.mdl else 0)
+    return extract, fit * fits
 
 
-def extraction_plan(encoder, cfg: RunConfig) -> dict[str, tuple[int, bool]]:  # noqa: ANN001
+def extraction_plan(encoder, settings: ProbeSettings) -> dict[str, tuple[int, bool]]:  # noqa: ANN001
     """Per split the run reads (train, dev, test: every one, whatever the task): (sentences,
     already in the feature cache?). A run extracts the splits that are not."""
     from probing.features import features_cached, split_size
 
-    caps = {"train": cfg.max_train_sentences, "dev": cfg.max_eval_sentences,
-            "test": cfg.max_eval_sentences}  # fmt: skip
+    caps = {"train": settings.max_train_sentences, "dev": settings.max_dev_sentences,
+            "test": settings.max_test_sentences}  # fmt: skip
     plan = {}
     for split, cap in caps.items():
-        whole = split_size(cfg.dataset, split)
+        whole = split_size(settings.dataset_name, split)
         n = whole if cap is None else min(int(cap), whole)
-        plan[split] = (n, features_cached(encoder, cfg.dataset, split, max_sentences=cap))
+        plan[split] = (n, features_cached(encoder, settings.dataset_name, split, max_sentences=cap))
     return plan
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What pressing Run will cost: ``extract_s`` + ``fit_s``. ``from_last_run``: the fit
+    time is the model's own last run of these settings (extraction then counts only splits
+    the cache has lost); else both come from the measured costs. ``to_encode``: sentences
+    per split not in the feature cache."""
+
+    extract_s: float
+    fit_s: float
+    from_last_run: bool
+    to_encode: dict[str, int]
+
+    @property
+    def seconds(self) -> float:
+        return self.extract_s + self.fit_s
+
+    @property
+    def measured(self) -> bool:
+        """Whether any part comes from the measured (idle-machine) costs."""
+        return not self.from_last_run or self.extract_s > 0
+
+
+def estimate_run(encoder, settings: ProbeSettings, last=None) -> RunEstimate | str:  # noqa: ANN001
+    """The estimate of a run of ``settings`` (``last``: the model's own stored run of them,
+    whose fit time is used), or why there is none."""
+    from probing.errors import ContextLensError
+
+    try:
+        est = estimate_seconds(encoder, settings)
+        plan = extraction_plan(encoder, settings) if est is not None else {}
+    except ContextLensError:
+        est, why = None, "time unknown: its data could not be read"
+    else:
+        why = "not measured for this model and task (minutes for thousands of sentences)"
+    to_encode = {split: n for split, (n, cached) in plan.items() if not cached} if est else {}
+    fit = None if last is None else last.meta.timing_s.get("fit")
+    if fit is not None:
+        return RunEstimate(est[0] if est else 0.0, float(fit), True, to_encode)
+    if est is None:
+        return why
+    return RunEstimate(est[0], est[1], False, to_encode)
 
 
 def load_factor() -> float:

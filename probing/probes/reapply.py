@@ -23,7 +23,8 @@ import numpy as np
 
 from probing.errors import DataFormatError
 from probing.probes.compare import Engine, Replicates, SentenceCounts, layer_table, table_dict
-from probing.probes.run import ProbeResults, _first_word_of_mwes
+from probing.probes.results import ProbeResults
+from probing.probes.runners.base import first_word_of_mwes as _first_word_of_mwes
 from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
 
@@ -69,9 +70,8 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
     cells: dict[str, SentenceCounts] = {}
     if spec.kind == "structural":
         from probing.probes.structural import TreeSentences
-        from probing.probes.structural_run import KINDS
 
-        kind = KINDS[spec.name]
+        kind = spec.variant  # distance or depth
         trees = TreeSentences.from_features(test)
         sent = np.array([int(test.sentence_index[r[0]]) for r in trees.rows])
         for layer in saved.layers:
@@ -92,7 +92,7 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
     if spec.kind == "edge":
         from probing.probes.edge import arc_features
 
-        feats = arc_features(feats, spec.name == "deprel-hd")
+        feats = arc_features(feats, spec.variant == "product")
     y = np.asarray(feats.labels)
     for layer in saved.layers:
         pred = saved.predict(layer, feats.layer(layer))
@@ -120,7 +120,7 @@ def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> Store
         if spec.kind == "edge":
             from probing.probes.edge import arc_features
 
-            f = arc_features(f, spec.name == "deprel-hd")
+            f = arc_features(f, spec.variant == "product")
         return f
 
     full, te = prepared(train), prepared(test)

@@ -3,7 +3,7 @@
 Every sentence of a Brown file carries that file's genre (``cats.txt``: news, editorial,
 reviews, religion, hobbies, lore, belles_lettres, government, learned, fiction, mystery,
 science_fiction, adventure, romance, humor). What runs, per pooling strategy
-(:mod:`probing.analyses.sentence_pooling`):
+(:mod:`probing.probes.sentence_pooling`):
 
 1. sentences of the train, dev and test splits, split **by document** with the fixed Brown
    rule (:func:`probing.datasets.brown.brown_split`, the SemCor SHA-1 rule; the same one
@@ -33,14 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from probing import config
-from probing.analyses.sentence_pooling import sentence_vector, strategies_for
 from probing.datasets.brown import read_brown
 from probing.errors import InvalidArgumentError, PoolingUnavailableError
 from probing.io import atomic_write_json
 from probing.probes.baselines import MajorityBaseline
 from probing.probes.linear import DEFAULT_CS, LinearProbe
 from probing.probes.metrics import bootstrap_ci
-from probing.probes.run import ProbeResults, typed_table
+from probing.probes.results import ProbeResults, typed_table
+from probing.probes.sentence_pooling import sentence_vector, strategies_for
 from probing.probes.tasks import get_task
 
 ProbeProgress = Callable[[str, int, int], None]

@@ -1,8 +1,39 @@
-"""The probing tasks: which data set and label field each one reads, and how it is scored."""
+"""The probing tasks: one :class:`Task` entry each, carrying everything the CLI and the app
+know about it (data sets and label fields, headline metric, runner, labels and colour,
+baselines, whether uploads and the Probe Lens support it). Adding a task is one entry here
+plus its runner (:mod:`probing.probes.runners`).
+
+Standard library only: ``python -m probing probe --help`` reads the task names from here.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from probing.errors import TaskLabelsMissingError, UnknownTaskError
+
+# kind -> "module:function" of its runner, imported when a run starts (runners load
+# scikit-learn and torch; the CLI's help must not).
+RUNNERS = {
+    "tagging": "probing.probes.runners.tagging:run",
+    "edge": "probing.probes.runners.tagging:run",
+    "wsd": "probing.probes.runners.wsd:run",
+    "structural": "probing.probes.runners.structural:run",
+    "sentence": "probing.probes.runners.sentence:run",
+}
+# kind -> the per-layer probe's name in figures and reports.
+PROBE_NAMES = {"wsd": "1-NN to sense centroids", "structural": "structural probe"}
+# kind -> the baseline rows (``probe`` column, no layer) its runs report.
+BASELINES = {
+    "tagging": ("majority", "word_type", "static"),
+    "edge": ("majority", "word_type", "static"),
+    "wsd": ("first_sense", "semcor_mfs", "semcor_mfs_leaky_backoff", "semcor_mfs_train_only",
+            "static_1nn"),
+    "structural": ("static", "right-branching"),
+    "sentence": ("majority", "static"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -19,6 +50,16 @@ class Task:
         fields: data set -> the label field the task reads from it.
         default_dataset: used when no data set is given.
         description: one line for pickers and reports.
+        headline: the headline metric when not the kind's default.
+        label: the Probing page's picker label (task · data set).
+        note: what the probe predicts, in the words of its data set (the page's caption).
+        short_label, colour: the task's name and line colour on the Layering page; tasks
+            with a colour are drawn there, in registry order (syntax first).
+        upload_field: the label field read from an uploaded CoNLL-U file (None: uploads
+            cannot be probed for this task).
+        lens: the Probe Lens applies this task's saved probes.
+        variant: what sets the task apart within its kind (structural: ``distance`` or
+            ``depth``; edge: ``product`` for Liu et al.'s [h; d; h∘d] input).
     """
 
     name: str
@@ -26,18 +67,54 @@ class Task:
     fields: dict[str, str]
     default_dataset: str
     description: str
-    headline: str = ""  # the headline metric when not the kind's default
+    headline: str = ""
+    label: str = ""
+    note: str = ""
+    short_label: str = ""
+    colour: str = ""
+    upload_field: str | None = None
+    lens: bool = False
+    variant: str = ""
 
     @property
     def metric(self) -> str:
         """The headline score: accuracy for tagging, F1 for WSD, else ``headline``."""
         return self.headline or ("f1" if self.kind == "wsd" else "accuracy")
 
+    @property
+    def probe_name(self) -> str:
+        """The per-layer probe, as figures name it."""
+        return PROBE_NAMES.get(self.kind, "linear probe")
+
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        """The baseline rows its runs report (``probe`` names, no layer)."""
+        return BASELINES[self.kind]
+
+    @property
+    def uploadable(self) -> bool:
+        return self.upload_field is not None
+
+    @property
+    def layering(self) -> bool:
+        """Drawn on the Layering page."""
+        return bool(self.colour)
+
+    def runner(self) -> Callable:
+        """The function that runs this task on extracted features (imported now)."""
+        module, _, function = RUNNERS[self.kind].partition(":")
+        return getattr(importlib.import_module(module), function)
+
     def field_for(self, dataset: str) -> str:
+        """The label field read from ``dataset``.
+
+        Raises:
+            TaskLabelsMissingError (a ValueError): the data set does not carry the labels.
+        """
         try:
             return self.fields[dataset]
         except KeyError:
-            raise ValueError(
+            raise TaskLabelsMissingError(
                 f"Task {self.name!r} runs on {', '.join(self.fields)}, not {dataset!r}."
             ) from None
 
@@ -46,33 +123,84 @@ TASKS: dict[str, Task] = {
     t.name: t
     for t in (
         Task("pos", "tagging", {"ud-ewt": "upos", "brown": "pos"}, "ud-ewt",
-             "part of speech: UD universal tags (17) on UD-EWT; Brown tags on Brown"),
+             "part of speech: UD universal tags (17) on UD-EWT; Brown tags on Brown",
+             label="UPOS · UD-EWT", short_label="POS (UPOS)", colour="#4C78A8",
+             note="The 17 universal part-of-speech tags of UD-EWT (syntax).",
+             upload_field="upos", lens=True),
         Task("xpos", "tagging", {"ud-ewt": "xpos"}, "ud-ewt",
-             "Penn Treebank tags (XPOS) on UD-EWT"),
+             "Penn Treebank tags (XPOS) on UD-EWT",
+             label="XPOS (PTB tags) · UD-EWT",
+             note="The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
+             upload_field="xpos", lens=True),
         Task("ptb-pos", "tagging", {"semcor": "pos", "ud-ewt": "xpos"}, "semcor",
-             "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)"),
+             "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)",
+             label="PTB POS · SemCor",
+             note="Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most "
+             "forms)."),
         Task("deprel", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
-             "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]"),
+             "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]",
+             label="Dependency relation (edge probe) · UD-EWT",
+             short_label="dependency relation", colour="#72B7B2",
+             note="The UD relation (subtypes merged) of each gold arc, predicted from [head "
+             "vector; dependent vector] (Tenney et al. 2019's edge probing).",
+             upload_field="deprel", lens=True),
         Task("deprel-hd", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
-             "dependency relation from [head; dependent; head ∘ dependent] (Liu et al. 2019)"),
+             "dependency relation from [head; dependent; head ∘ dependent] (Liu et al. 2019)",
+             label="Dependency relation, [h; d; h∘d] (Liu et al.) · UD-EWT",
+             note="The same relations from [head; dependent; head ∘ dependent] (Liu et al. "
+             "2019): the elementwise product lets a linear probe see how the two words' "
+             "vectors interact.",
+             variant="product"),
         Task("dep-distance", "structural", {"ud-ewt": "head"}, "ud-ewt",
              "structural distance probe (Hewitt & Manning 2019): UUAS of the tree it implies",
-             "uuas"),
+             "uuas", label="Tree distance (structural probe, UUAS) · UD-EWT",
+             short_label="tree distance (UUAS)", colour="#54A24B",
+             note="Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose "
+             "squared distances match tree distances; UUAS of its minimum spanning tree "
+             "(punctuation left out).",
+             upload_field="head", lens=True, variant="distance"),
         Task("dep-depth", "structural", {"ud-ewt": "head"}, "ud-ewt",
              "structural depth probe (Hewitt & Manning 2019): root accuracy, depth Spearman",
-             "root_accuracy"),
+             "root_accuracy", label="Tree depth (structural probe, root accuracy) · UD-EWT",
+             note="Hewitt & Manning's (2019) depth probe: squared norms match tree depths; "
+             "root accuracy and Spearman.",
+             upload_field="head", lens=True, variant="depth"),
         Task("supersense", "tagging", {"semcor": "supersense"}, "semcor",
-             "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words"),
+             "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words",
+             label="Supersense · SemCor", short_label="supersense", colour="#F58518",
+             note="The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
+             "sense-tagged SemCor words: coarse semantics.",
+             lens=True),
         Task("wsd", "wsd", {"semcor": "sense"}, "semcor",
-             "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids"),
+             "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids",
+             label="Word sense (WSD) · SemCor", short_label="word sense (WSD F1)",
+             colour="#E45756",
+             note="The WordNet 3.0 sense of each SemCor word, by 1-nearest-neighbour to "
+             "training sense centroids; scored by F1, with WordNet's first sense as the "
+             "baseline (fine semantics).",
+             lens=True),
         Task("genre", "sentence", {"brown": "genre"}, "brown",
-             "Brown genre (15 categories, per document) of pooled sentence vectors"),
+             "Brown genre (15 categories, per document) of pooled sentence vectors",
+             label="Genre · Brown"),
     )
 }  # fmt: skip
 
 
 def get_task(name: str) -> Task:
+    """The registry entry of ``name``.
+
+    Raises:
+        UnknownTaskError (a ValueError): naming the choices.
+    """
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(f"Unknown task {name!r}; choose one of: {', '.join(TASKS)}.") from None
+        raise UnknownTaskError(
+            f"Unknown task {name!r}; choose one of: {', '.join(TASKS)}."
+        ) from None
+
+
+def task_names(**having: object) -> list[str]:
+    """Task names in registry order whose attributes equal ``having`` (``kind="wsd"``,
+    ``lens=True``, ``layering=True``, ``uploadable=True``)."""
+    return [n for n, t in TASKS.items() if all(getattr(t, k) == v for k, v in having.items())]

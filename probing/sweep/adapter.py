@@ -103,6 +103,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     pin_threads()
     _set_dirs(cache_dir, data_dir)
     from probing.probes import run as probe_run
+    from probing.probes.settings import ProbeSettings
     from probing.probes.tasks import get_task
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -113,11 +114,14 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
         feats[split] = open_split(folder, key, sample, int(cell["layer"])).with_label(label)
     t1 = time.perf_counter()
     training = json.loads(cell["settings"])
-    results = probe_run.probe_features(
-        feats, task.name, model=cell["model"], dataset=cell["dataset"], seed=int(cell["seed"]),
-        max_train_words=training["max_train_words"], Cs=tuple(training["Cs"]),
+    settings = ProbeSettings(
+        model=cell["model"], task=task.name, dataset=cell["dataset"], seed=int(cell["seed"]),
+        max_train_words=training["max_train_words"], cs=tuple(training["Cs"]),
         n_boot=training["n_boot"], scalar_mix=False, control=training["control"],
     )  # fmt: skip
+    results = probe_run.probe_features(
+        feats, settings, model=cell["model"], dataset=cell["dataset"]
+    )
     results.meta.update({"label_field": label, "pooling": training["pooling"],
                          "max_train_sentences": training["max_train_sentences"]})  # fmt: skip
     t2 = time.perf_counter()
@@ -152,17 +156,17 @@ def probe_results(model: str, task: str, dataset: str, rows: list[dict], meta: d
     """A :class:`~probing.probes.run.ProbeResults` from merged cell rows (tidy records)."""
     import numpy as np
 
-    from probing.probes import run as probe_run
+    from probing.probes import results as stored
     from probing.probes.metrics import centre_of_gravity
     from probing.probes.tasks import get_task
 
-    table = probe_run.typed_table([{c: r.get(c) for c in probe_run.COLUMNS} for r in rows])
+    table = stored.typed_table([{c: r.get(c) for c in stored.COLUMNS} for r in rows])
     metric = get_task(task).metric
     per_layer = table[table["layer"].notna() & (table["metric"] == metric)].sort_values("layer")
     cog = centre_of_gravity(
         per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float)
     ) if len(per_layer) else float(np.nan)  # fmt: skip
-    return probe_run.ProbeResults(
+    return stored.ProbeResults(
         model=model, task=task, dataset=dataset, table=table, scalar_mix=None,
         centre_of_gravity=cog, meta=meta,
     )  # fmt: skip

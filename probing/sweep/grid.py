@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from probing.probes.tasks import get_task
-from probing.sweep.spec import SweepSpec
+from probing.sweep.spec import SweepSpec, training_dict
 
 SPLITS_TAGGING = ("train", "dev", "test")
 SPLITS_WSD = ("train", "test")
@@ -92,8 +92,7 @@ def extraction_jobs(spec: SweepSpec) -> list[ExtractJob]:
 
 def training_settings(spec: SweepSpec) -> str:
     """The settings every cell is fitted with, as canonical JSON."""
-    t = asdict(spec.training)
-    t["Cs"] = list(t["Cs"])
+    t = training_dict(spec.training)
     return json.dumps({**t, "pooling": spec.pooling, "dtype": spec.dtype}, sort_keys=True)
 
 

@@ -14,6 +14,7 @@ Example (``docs/examples/sweep.toml``)::
     dataset = "semcor"
 
     [training]                     # every key optional; defaults as in `python -m probing probe`
+                                   # (a ProbeSettings; Cs default 0.01,0.1,1)
     max_train_sentences = 300
     max_train_words = 5000
     max_dev_sentences = 200
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from probing.encoders.batching import DTYPES as ENCODER_DTYPES
 from probing.encoding import POOLINGS
 from probing.errors import SweepError
 from probing.probes.linear import DEFAULT_CS
-from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, DEFAULT_MAX_TRAIN_WORDS
+from probing.probes.settings import ProbeSettings
 from probing.probes.tasks import TASKS
 
 # "auto" is left out: it resolves per machine, and the dtype is part of the extraction key
@@ -65,17 +66,22 @@ class TaskSpec:
     dataset: str
 
 
-@dataclass(frozen=True)
-class Training:
-    """How every (task, seed, layer) cell is fitted; None = no cap."""
+# How every (task, seed, layer) cell is fitted: the ``[training]`` keys of a run's
+# ProbeSettings (None = no cap); the sweep's own C grid is the linear probe's default.
+TRAINING_DEFAULTS = ProbeSettings(cs=tuple(DEFAULT_CS))
 
-    max_train_sentences: int | None = DEFAULT_MAX_TRAIN_SENTENCES
-    max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS
-    max_dev_sentences: int | None = None
-    max_test_sentences: int | None = None
-    Cs: tuple[float, ...] = tuple(DEFAULT_CS)
-    n_boot: int = 1000
-    control: bool = True
+
+def training_dict(t: ProbeSettings) -> dict[str, Any]:
+    """The ``[training]`` table of settings ``t`` (what spec.json and every cell record)."""
+    return {
+        "max_train_sentences": t.max_train_sentences,
+        "max_train_words": t.max_train_words,
+        "max_dev_sentences": t.max_dev_sentences,
+        "max_test_sentences": t.max_test_sentences,
+        "Cs": list(t.Cs),
+        "n_boot": t.n_boot,
+        "control": t.control,
+    }
 
 
 @dataclass(frozen=True)
@@ -91,29 +97,20 @@ class SweepSpec:
     tasks: tuple[TaskSpec, ...]
     seeds: tuple[int, ...] = (0,)
     layers: tuple[int, ...] | None = None
-    training: Training = field(default_factory=Training)
+    training: ProbeSettings = TRAINING_DEFAULTS
     pooling: str = "first"
     dtype: str = "float32"
     cache_dir: Path | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready copy (written into the sweep folder as ``spec.json``)."""
-        t = self.training
         return {
             "out": str(self.out),
             "models": list(self.models),
             "tasks": [{"task": x.task, "dataset": x.dataset} for x in self.tasks],
             "seeds": list(self.seeds),
             "layers": "all" if self.layers is None else list(self.layers),
-            "training": {
-                "max_train_sentences": t.max_train_sentences,
-                "max_train_words": t.max_train_words,
-                "max_dev_sentences": t.max_dev_sentences,
-                "max_test_sentences": t.max_test_sentences,
-                "Cs": list(t.Cs),
-                "n_boot": t.n_boot,
-                "control": t.control,
-            },  # fmt: skip
+            "training": training_dict(self.training),
             "extraction": {
                 "pooling": self.pooling,
                 "dtype": self.dtype,
@@ -212,7 +209,7 @@ def _layers(value: Any) -> tuple[int, ...] | None:
     return _distinct(layers, "layers", "layer", 'give a list such as [0, 3, 6] or "all"')
 
 
-def _training(table: dict[str, Any]) -> Training:
+def _training(table: dict[str, Any]) -> ProbeSettings:
     _known(table, _TRAINING, "[training]")
     kw: dict[str, Any] = {}
     for key in (
@@ -228,14 +225,14 @@ def _training(table: dict[str, Any]) -> Training:
         cs = tuple(_float(c, "training.Cs") for c in _list(table["Cs"], "training.Cs"))
         if not cs or min(cs) <= 0:
             raise SweepError(f"training.Cs must be a non-empty list of positive numbers, not {cs}")
-        kw["Cs"] = cs
+        kw["cs"] = cs
     if "n_boot" in table:
         kw["n_boot"] = _int(table["n_boot"], "training.n_boot", minimum=1)
     if "control" in table:
         if not isinstance(table["control"], bool):
             raise SweepError(f"training.control must be true or false, not {table['control']!r}")
         kw["control"] = table["control"]
-    return Training(**kw)
+    return TRAINING_DEFAULTS.replace(**kw)
 
 
 # -- primitives ---------------------------------------------------------------------------

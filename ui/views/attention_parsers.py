@@ -22,7 +22,7 @@ from probing.analyses.attention_parsers import (
 from probing.figures.head_arcs import head_arcs_figure
 from ui.jobs import heavy_job
 
-RESULTS_DIR = config.REPO_ROOT / "results" / "attention"
+RESULTS_DIR = config.results_dir() / "attention"
 MIN_COUNT = 100
 MAX_SENTENCES = 200 if config.demo_mode() else 2001
 

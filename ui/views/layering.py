@@ -12,7 +12,7 @@ from probing import config
 from probing.figures.layering import TASKS, engine_orderings, layering_figure, load_curves
 from ui.common import model_picker, page_header
 
-RESULTS_DIR = config.REPO_ROOT / "results"
+RESULTS_DIR = config.results_dir()
 
 
 def models_with_results() -> list[str]:

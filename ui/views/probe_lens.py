@@ -17,7 +17,7 @@ from probing.figures.probe_lens import label_grid, tree_arcs
 from ui.common import data_key, friendly_errors, get_encoder, model_picker, page_header
 from ui.state import one_of, persist
 
-RESULTS_DIR = config.REPO_ROOT / "results"
+RESULTS_DIR = config.results_dir()
 DEFAULT_TEXT = "The old man the boats that the children sailed."
 N_GOLD = 300  # UD-EWT test sentences offered
 TASK_NAMES = {"pos": "part of speech (UPOS)", "xpos": "PTB tag (XPOS)",

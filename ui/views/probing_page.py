@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -28,8 +27,7 @@ from probing.datasets.upload import (
     TEST_EVERY,
     read_conllu_upload,
 )
-from probing.errors import ContextLensError, ResultFileError
-from probing.features import model_fingerprint
+from probing.errors import ResultFileError
 from probing.figures.export import figure_bytes
 from probing.figures.probing import mdl_figure
 from probing.figures.probing_page import (
@@ -41,10 +39,18 @@ from probing.figures.probing_page import (
     results_json,
     uses_relative_depth,
 )
+from probing.probes.defaults import DEFAULT_MAX_TRAIN_SENTENCES
 from probing.probes.meta import RunMeta
-from probing.probes.run import DEFAULT_MAX_TRAIN_SENTENCES, ProbeResults
+from probing.probes.results import ProbeResults
+from probing.probes.settings import ProbeSettings
 from probing.probes.statements import table_sentence
-from probing.probes.store import RunConfig, output_stem, save_results
+from probing.probes.store import (
+    committed_path,
+    find_stored,
+    output_stem,
+    save_results,
+    stored_path_of,
+)
 from probing.probes.tasks import TASKS
 from ui import background
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
@@ -52,40 +58,11 @@ from ui.jobs import heavy_job
 from ui.state import as_ints, persist
 from ui.views import probing_sweep
 
-RESULTS_DIR = config.REPO_ROOT / "results"  # precomputed by `python -m probing probe`
+RESULTS_DIR = config.results_dir()  # precomputed by `python -m probing probe`
 
 # Sentence tasks (genre) run from the CLI and the Course Notes page, not from this page.
 WORD_TASKS = [t for t in TASKS if TASKS[t].kind != "sentence"]
-
-TASK_LABELS = {
-    "pos": "UPOS · UD-EWT",
-    "xpos": "XPOS (PTB tags) · UD-EWT",
-    "ptb-pos": "PTB POS · SemCor",
-    "supersense": "Supersense · SemCor",
-    "wsd": "Word sense (WSD) · SemCor",
-    "deprel": "Dependency relation (edge probe) · UD-EWT",
-    "deprel-hd": "Dependency relation, [h; d; h∘d] (Liu et al.) · UD-EWT",
-    "dep-distance": "Tree distance (structural probe, UUAS) · UD-EWT",
-    "dep-depth": "Tree depth (structural probe, root accuracy) · UD-EWT",
-}
-
-TASK_NOTES = {  # what the probe predicts, in the words of the data set it runs on
-    "deprel": "The UD relation (subtypes merged) of each gold arc, predicted from [head vector; "
-    "dependent vector] (Tenney et al. 2019's edge probing).",
-    "deprel-hd": "The same relations from [head; dependent; head ∘ dependent] (Liu et al. 2019): "
-    "the elementwise product lets a linear probe see how the two words' vectors interact.",
-    "dep-distance": "Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose squared "
-    "distances match tree distances; UUAS of its minimum spanning tree (punctuation left out).",
-    "dep-depth": "Hewitt & Manning's (2019) depth probe: squared norms match tree depths; root "
-    "accuracy and Spearman.",
-    "pos": "The 17 universal part-of-speech tags of UD-EWT (syntax).",
-    "xpos": "The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
-    "ptb-pos": "Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most forms).",
-    "supersense": "The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
-    "sense-tagged SemCor words: coarse semantics.",
-    "wsd": "The WordNet 3.0 sense of each SemCor word, by 1-nearest-neighbour to training "
-    "sense centroids; scored by F1, with WordNet's first sense as the baseline (fine semantics).",
-}
+TASK_LABELS = {t: TASKS[t].label for t in WORD_TASKS}  # the registry's picker labels
 
 MIN_TRAIN = 20
 
@@ -313,7 +290,7 @@ def probe_settings(encoders: dict):
         key=persist("probe_task", WORD_TASKS[0], "task", valid=WORD_TASKS.__contains__),
     )
     task = TASKS[task_name]
-    a.caption(TASK_NOTES.get(task.name, task.description))
+    a.caption(task.note or task.description)
     layers = layer_choice(encoders, b)
     cap = config.limits().max_probe_train_sentences
     presets = config.limits().train_sizes
@@ -355,21 +332,8 @@ def train_size_widget(column, cap: int, presets) -> int:
 
 def precomputed_meta(name: str, task) -> RunMeta | None:
     """Settings of the shipped run of ``name`` on ``task`` (None when there is none)."""
-    res = read_results(RESULTS_DIR / f"{output_stem(name, task.default_dataset, task.name)}.json")
+    res = read_results(committed_path(ProbeSettings(model=name, task=task.name), RESULTS_DIR))
     return None if res is None else res.meta
-
-
-def trains_like(meta: RunMeta, max_train_sentences: int | None) -> bool:
-    """True when a cap of ``max_train_sentences`` trains on what the run in ``meta`` did:
-    the same cap, or a cap at least as large as the whole split it used ("all")."""
-    if meta.max_train_sentences == max_train_sentences:
-        return True
-    used = meta.n_train_sentences
-    return (
-        meta.max_train_sentences is None
-        and used is not None
-        and (max_train_sentences is None or max_train_sentences >= used)
-    )
 
 
 def preset_train_size(name: str, task, cap: int, presets=None) -> None:
@@ -388,19 +352,19 @@ def preset_train_size(name: str, task, cap: int, presets=None) -> None:
         st.session_state["probe_train"] = snap_to_preset(max(MIN_TRAIN, min(cap, size)), presets)
 
 
-def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> RunConfig:
+def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> ProbeSettings:
     """The run one model gets with the page's settings (its own layers when shallower)."""
     top = encoder.info.n_layers
     mine = tuple(x for x in sorted(layers) if x <= top)
-    return RunConfig(
-        model=name,
-        task=task.name, dataset=task.default_dataset,
+    n_eval = int(n_eval) or None
+    return ProbeSettings(
+        model=name, task=task.name, dataset=task.default_dataset,
         layers=None if mine == tuple(range(top + 1)) else mine,
-        max_train_sentences=n_train, max_eval_sentences=int(n_eval) or None,
+        max_train_sentences=n_train, max_dev_sentences=n_eval, max_test_sentences=n_eval,
     )  # fmt: skip
 
 
-def stored_results(encoders: dict, configs: dict[str, RunConfig], task):
+def stored_results(encoders: dict, configs: dict[str, ProbeSettings], task):
     """Results already on disk for each model, and which match the settings; notes shown."""
     shown: dict[str, ProbeResults] = {}
     current: set[str] = set()  # models whose shown results were made with the settings above
@@ -420,35 +384,28 @@ def stored_results(encoders: dict, configs: dict[str, RunConfig], task):
     return shown, current
 
 
-def stored_result(encoder, name: str, cfg: RunConfig, task):
-    """(results or None, made with these settings?, (note, command)) for one model."""
-    stored = cfg.stored_path(model_fingerprint(encoder))
-    if (res := read_results(stored)) is not None:
+def stored_result(encoder, name: str, cfg: ProbeSettings, task):
+    """(results or None, made with these settings?, (note, command)) for one model: what
+    :func:`probing.probes.store.find_stored` found, in words."""
+    found = find_stored(cfg, encoder, read=read_results, results_dir=RESULTS_DIR)
+    if found is None:
+        return None, False, (f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
+                             "with these settings; press Run (features are cached on disk, so only the "
+                             "first run extracts them).", None)  # fmt: skip
+    res = found.results
+    if found.made_in_app:
         t = res.meta.timing_s
         return res, True, (f"**{name}**: run in this app with these settings "
                            f"({res.meta.n_train_sentences or '?'} training sentences; "
                            f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None)  # fmt: skip
-    pre = RESULTS_DIR / f"{output_stem(name, cfg.dataset, task.name)}.json"
-    if (res := read_results(pre)) is None:
-        return None, False, (f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
-                             "with these settings; press Run (features are cached on disk, so only the "
-                             "first run extracts them).", None)  # fmt: skip
-    all_layers = list(range(encoder.info.n_layers + 1))
-    if (res.meta.layers == list(cfg.layers or all_layers)
-            and trains_like(res.meta, cfg.max_train_sentences)
-            and cfg.max_eval_sentences is None):  # fmt: skip
-        return (
-            res,
-            True,
-            (
-                f"**{name}**: precomputed results (`results/{pre.name}`), made with",
-                res.meta.command,
-            ),
-        )
+    if found.current:
+        return res, True, (f"**{name}**: precomputed results (`results/{found.path.name}`), made with",
+                           res.meta.command)  # fmt: skip
     n_pre = res.meta.max_train_sentences
     layers_pre = res.meta.layers
+    all_layers = list(range(encoder.info.n_layers + 1))
     note = (
-        f"**{name}**: precomputed results (`results/{pre.name}`) with other settings "
+        f"**{name}**: precomputed results (`results/{found.path.name}`) with other settings "
         f"({'all' if n_pre is None else n_pre} training sentences, "
         + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
         + ", all dev/test sentences); press Run for yours. Made with"
@@ -456,34 +413,31 @@ def stored_result(encoder, name: str, cfg: RunConfig, task):
     return res, False, (note, res.meta.command)
 
 
-def run_estimate(encoders: dict, configs: dict[str, RunConfig], label: str) -> str:
-    """What pressing the button will cost, said before it is pressed: a model's own last run
-    of these settings when there is one (its fitting time), else the costs measured for the
-    model and task (``results/run_costs.json``); extraction is counted only for splits not in
-    the feature cache."""
+def run_estimate(encoders: dict, configs: dict[str, ProbeSettings], label: str) -> str:
+    """What pressing the button will cost, said before it is pressed
+    (:func:`probing.probes.cost.estimate_run`: a model's own last run of these settings when
+    there is one, else the costs measured for the model and task); in words."""
     parts, total, unknown, measured = [], 0.0, False, False
     for name, cfg in configs.items():
         encoder = encoders[name]
-        last = read_results(cfg.stored_path(model_fingerprint(encoder)))
-        if last is not None and last.meta.timing_s.get("fit") is not None:
-            fit = float(last.meta.timing_s["fit"])
-            est = _first_run_estimate(encoder, cfg)  # extraction only if the cache lost them
-            again = est[0] if isinstance(est, tuple) else 0.0
-            seconds, measured = fit + again, measured or again > 0
-            cached = ("; features cached" if not again else
-                      f", plus {_duration(again)} extracting again (features no longer cached)")  # fmt: skip
-            parts.append(f"{name}: ~{_duration(seconds)}, as its last run of these settings "
-                         f"fitted{cached}")  # fmt: skip
-        elif isinstance(est := _first_run_estimate(encoder, cfg), tuple):
-            seconds, measured = sum(est), True
-            extract = (f"{_duration(est[0])} extracting {_splits_to_encode(encoder, cfg)} + "
-                       if est[0] else "features cached, ")  # fmt: skip
-            parts.append(f"{name}: {extract}{_duration(est[1])} fitting")
-        else:
+        last = read_results(stored_path_of(cfg, encoder))
+        est = run_cost.estimate_run(encoder, cfg, last)
+        if isinstance(est, str):
             unknown = True
             parts.append(f"{name}: {est}")
             continue
-        total += seconds
+        measured = measured or est.measured
+        if est.from_last_run:
+            cached = ("; features cached" if not est.extract_s else
+                      f", plus {_duration(est.extract_s)} extracting again (features no longer cached)")  # fmt: skip
+            parts.append(f"{name}: ~{_duration(est.seconds)}, as its last run of these settings "
+                         f"fitted{cached}")  # fmt: skip
+        else:
+            todo = ", ".join(f"{split} {n:,}" for split, n in est.to_encode.items())
+            extract = (f"{_duration(est.extract_s)} extracting ({todo} sentences) + "
+                       if est.extract_s else "features cached, ")  # fmt: skip
+            parts.append(f"{name}: {extract}{_duration(est.fit_s)} fitting")
+        total += est.seconds
     # The costs were measured on an idle machine: a busy one (other sessions, other jobs)
     # takes longer, by about its load per core.
     factor = run_cost.load_factor() if measured else 1.0
@@ -497,33 +451,13 @@ def run_estimate(encoders: dict, configs: dict[str, RunConfig], label: str) -> s
     return f"{head} ({'; '.join(parts)}){source}."
 
 
-def _splits_to_encode(encoder, cfg: RunConfig) -> str:  # noqa: ANN001
-    """``"(train 20, dev 1,636, test 2,555 sentences)"``: every split not yet cached."""
-    try:
-        plan = run_cost.extraction_plan(encoder, cfg)
-    except ContextLensError:
-        return ""
-    todo = [f"{split} {n:,}" for split, (n, cached) in plan.items() if not cached]
-    return f"({', '.join(todo)} sentences)" if todo else ""
-
-
-def _first_run_estimate(encoder, cfg: RunConfig) -> tuple[float, float] | str:  # noqa: ANN001
-    """(extraction s, fitting s) from the measured costs, or why there is no estimate
-    (pressing Run says more when the data cannot be read)."""
-    try:
-        est = run_cost.estimate_seconds(encoder, cfg)
-    except ContextLensError:
-        return "time unknown: its data could not be read"
-    if est is None:
-        return "not measured for this model and task (minutes for thousands of sentences)"
-    return est
-
-
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, current: set) -> None:
+def run_section(
+    encoders: dict, configs: dict[str, ProbeSettings], shown: dict, current: set
+) -> None:
     """The Run button: probes what is not yet computed with these settings (else all again).
 
     The run goes on in the background (:mod:`ui.background`): a change of page does not
@@ -565,20 +499,19 @@ def run_section(encoders: dict, configs: dict[str, RunConfig], shown: dict, curr
         background.show_progress(run_key, note)
 
 
-def probe_models(encoders: dict, configs: dict[str, RunConfig], sink) -> list[str]:
+def probe_models(encoders: dict, configs: dict[str, ProbeSettings], sink) -> list[str]:
     """Probe each model with its settings and store the results (a background thread)."""
     finished = []
     for i, (name, cfg) in enumerate(configs.items()):
         # Reading and fingerprinting the splits comes before the first progress event.
         sink.progress(i / len(configs), f"{name}: reading the data and the feature cache…")
         res = probe_run.probe_layers(
-            encoders[name], cfg.task, cfg.dataset, layers=cfg.layers,
-            progress=progress_callback(sink, name, i, len(configs)),
-            max_train_sentences=cfg.max_train_sentences,
-            max_dev_sentences=cfg.max_eval_sentences, max_test_sentences=cfg.max_eval_sentences,
-        )  # fmt: skip
-        res.meta.command = "Probing page: " + ", ".join(f"{k}={v}" for k, v in asdict(cfg).items())
-        save_results(res, cfg.stored_path(model_fingerprint(encoders[name])))
+            encoders[name], cfg, progress=progress_callback(sink, name, i, len(configs))
+        )
+        res.meta.command = "Probing page: " + ", ".join(
+            f"{k}={v}" for k, v in cfg.stored_key().items()
+        )
+        save_results(res, stored_path_of(cfg, encoders[name]))
         finished.append(name)
     return finished
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import streamlit as st
 
 from probing import config
-from probing.probes.run import ProbeResults
+from probing.probes.results import ProbeResults
 from probing.sweep.merge import is_sweep, load_sweep
 
-RESULTS_DIR = config.REPO_ROOT / "results"
+RESULTS_DIR = config.results_dir()
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

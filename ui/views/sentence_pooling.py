@@ -7,14 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from probing import config
-from probing.analyses.sentence_pooling import (
+from probing.figures.course import pooling_curves, similarity_heatmap
+from probing.probes.results import ProbeResults
+from probing.probes.sentence_pooling import (
     ELMO_NO_CLS,
     STRATEGIES,
     pooled_similarities,
     strategies_for,
 )
-from probing.figures.course import pooling_curves, similarity_heatmap
-from probing.probes.run import ProbeResults
 from ui.common import friendly_errors, get_encoder
 from ui.state import persist
 

@@ -1,6 +1,6 @@
 """The ``dep-distance`` / ``dep-depth`` runs: a structural probe per layer, scored on test.
 
-Called by :func:`probing.probes.run.probe_features` for structural tasks. Per layer, a
+:func:`run` is the runner of the structural tasks (:mod:`probing.probes.tasks`). Per layer, a
 :class:`~probing.probes.structural.StructuralProbe` trained on the train split with early
 stopping on dev; scored on test (UUAS or root accuracy, and Spearman) with sentence-bootstrap
 intervals. Baselines: the right-branching chain and the same probe on the static vectors.
@@ -16,7 +16,9 @@ import numpy as np
 
 from probing.probes.compare import Replicates, SentenceCounts, layer_table, table_dict
 from probing.probes.metrics import Estimate, centre_of_gravity, seed_estimate
-from probing.probes.run import ProbeResults, typed_table
+from probing.probes.results import ProbeResults, typed_table
+from probing.probes.runners.base import ProbeProgress
+from probing.probes.settings import ProbeSettings
 from probing.probes.structural import (
     StructuralProbe,
     TreeSentences,
@@ -26,10 +28,28 @@ from probing.probes.structural import (
     score_sentences,
     timed,
 )
+from probing.probes.tasks import Task, get_task
 
-KINDS = {"dep-distance": "distance", "dep-depth": "depth"}
-HEADLINE = {"distance": "uuas", "depth": "root_accuracy"}
 DEFAULT_RANK = 128
+
+
+def run(
+    task: Task,
+    feats: dict,
+    settings: ProbeSettings,
+    *,
+    model: str,
+    dataset: str,
+    progress: ProbeProgress | None = None,
+    type_keys: object = None,  # noqa: ARG001 - the runners' common signature
+    keep_probes: dict | None = None,
+) -> ProbeResults:
+    """The runner of a structural task: :func:`structural_features` with ``settings``'
+    seed, seeds and bootstrap replicates."""
+    return structural_features(
+        feats, task.name, model=model, dataset=dataset, progress=progress, seed=settings.seed,
+        n_boot=settings.n_boot, keep_probes=keep_probes, seeds=settings.seeds,
+    )  # fmt: skip
 
 
 def structural_features(
@@ -57,7 +77,8 @@ def structural_features(
             interval the bootstrap of that mean (same resampled sentences for every seed)
             and ``sd`` the spread across seeds. The dev choice uses the mean dev score.
     """
-    kind = KINDS[task]
+    spec = get_task(task)
+    kind, headline = spec.variant, spec.metric  # distance: UUAS; depth: root accuracy
     report = progress or (lambda stage, done, total: None)
     clock = timed()
     trees = {k: TreeSentences.from_features(f) for k, f in feats.items()}
@@ -99,7 +120,7 @@ def structural_features(
                 dev_by_seed.setdefault(str(layer), []).append((d.headline(), d.spearman()))
             done += 1
             report("fit", done, steps)
-    dev_scores.update(_mean_dev(dev_by_seed, HEADLINE[kind]))
+    dev_scores.update(_mean_dev(dev_by_seed, headline))
 
     rb = score_sentences(
         kind, [right_branching(kind, len(h)) for h in trees["test"].heads],
@@ -109,7 +130,6 @@ def structural_features(
     all_scores = [runs[k] for k in order] + [static_test, rb]
     estimates, draws = bootstrap_scores(all_scores, n_boot=n_boot, seed=seed, both=True)
     rows: list[dict] = []
-    headline = HEADLINE[kind]
     n_s = len(seed_ids)
     points = np.array([[runs[(s, la)].headline(), runs[(s, la)].spearman()]
                        for la in layer_ids for s in seed_ids]).reshape(len(layer_ids), n_s, 2)  # fmt: skip

@@ -1,245 +1,91 @@
-"""The two kinds of probing run behind :func:`probing.probes.run.probe_layers`.
+"""The tagging and edge runs (POS, XPOS, PTB, supersense; deprel, deprel-hd).
 
-:class:`TaggingRun` (POS, PTB, supersense): baselines, one C for all layers chosen on dev,
-per layer and seed a linear probe and its control probe (paired bootstrap over test
-sentences), optional MDL, the scalar mix and the cumulative mixes, the dev-chosen best
-layer and both centres of gravity. :class:`WsdRun`: 1-NN to sense centroids per layer with
-its baselines and subsets. Both append tidy rows (:data:`probing.probes.run.COLUMNS`). One module (about 500 lines):
-the two runs share :class:`Run`'s row, bootstrap and best-layer bookkeeping.
+Baselines, one C for all layers chosen on dev, per layer and seed a linear probe and its
+control probe (paired bootstrap over test sentences), optional MDL, the scalar mix and the
+cumulative mixes, the dev-chosen best layer and both centres of gravity. An edge task's
+instances are the gold arcs ([head; dependent], or Liu et al.'s [h; d; h∘d] for
+``deprel-hd``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from probing.features import Features
 from probing.heap import release_free_memory
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
-from probing.probes.compare import (
-    KINDS,
-    Replicates,
-    SentenceCounts,
-    compare,
-    layer_table,
-    mix_vs_best_member,
-    table_dict,
-    with_holm,
-)
+from probing.probes.compare import Replicates, mix_vs_best_member
 from probing.probes.control import ControlTask, TypeKeys
 from probing.probes.defaults import PROBE_CS
 from probing.probes.guards import check_probe_size
 from probing.probes.linear import LinearProbe
 from probing.probes.mdl import online_codelength
 from probing.probes.metrics import (
-    ABSTAIN,
     Estimate,
-    SentenceBootstrap,
     centre_of_gravity,
     centre_of_gravity_draws,
     expected_layer,
     seed_estimate,
 )
 from probing.probes.mix import ScalarMixProbe, standardise_layers
-from probing.probes.tasks import Task
-from probing.probes.wsd import (
-    MostFrequentSense,
-    NearestSenseClassifier,
-    first_sense_backoff,
-    is_placeholder,
-    lemma_key,
-    only_sense_backoff,
-    wordnet_sense_count,
+from probing.probes.results import ProbeResults
+from probing.probes.runners.base import (
+    ProbeProgress,
+    Run,
+    first_word_of_mwes,
+    fit_progress,
+    timer,
 )
+from probing.probes.settings import ProbeSettings
+from probing.probes.tasks import Task
 
-# Probes with one row per layer (the others are baselines, mixes and summaries).
-PER_LAYER_PROBES = ("linear", "1nn", "structural")
 # Training words of each scalar mix (all layers in memory at once: 7 x 204k x 384 float32
 # would be 2.2 GB, times three copies while training).
 MIX_MAX_TRAIN_WORDS = 50_000
 
 
-class Run:
-    def __init__(
-        self,
-        spec: Task,
-        dataset: str,
-        model: str,
-        feats: dict[str, Features],
-        seed: int,
-        n_boot: int,
-        progress: Callable[[int, int], None],
-    ) -> None:
-        self.spec, self.dataset, self.model, self.feats = spec, dataset, model, feats
-        self.seed, self.n_boot, self.progress = seed, n_boot, progress
-        self.rows: list[dict] = []
-        self.mix: dict | None = None
-        self.meta: dict = {}
-        self.keep_probes: dict | None = None  # filled with the first seed's fitted probes
-        # Per-seed replicates of every per-layer score, task and control, for the
-        # comparison table (probing.probes.compare): (probe, layer, metric, "task"|"control").
-        self.replicates: dict[tuple, Replicates] = {}
-        # Per-sentence counts of the same scores (stored beside the results, so that cells
-        # of different runs can be compared later): cell name -> SentenceCounts.
-        self.counts: dict[str, SentenceCounts] = {}
-        # One set of resampled test sentences for every score: task/control, layers and
-        # seeds are paired (see probing.probes.metrics.SentenceBootstrap).
-        self.boot = SentenceBootstrap(feats["test"].sentence_index, n_boot, seed)
+def run(
+    task: Task,
+    feats: dict[str, Features],
+    settings: ProbeSettings,
+    *,
+    model: str,
+    dataset: str,
+    progress: ProbeProgress | None = None,
+    type_keys: TypeKeys | None = None,
+    keep_probes: dict | None = None,
+) -> ProbeResults:
+    """Tagging (or edge) probes of every layer in ``feats`` (``train``, ``test``, ``dev`` if
+    there is one). ``type_keys``: word -> control-task type key (default: the word)."""
+    if task.kind == "edge":  # one row per gold arc: [head vector; dependent vector]
+        from probing.probes.edge import arc_features
 
-    def add(
-        self,
-        probe: str,
-        layer: int | None,
-        metric: str,
-        est: Estimate,
-        control: Estimate | None = None,
-        selectivity: Estimate | None = None,
-        seeds: int = 1,
-        selected_on: str = "",
-    ) -> None:
-        nan = math.nan
-        c = control or Estimate(nan, nan, nan, 0)
-        s = selectivity or Estimate(nan, nan, nan, 0)
-        self.rows.append(
-            {
-                "model": self.model, "task": self.spec.name, "dataset": self.dataset,
-                "split": "test", "probe": probe, "layer": layer, "metric": metric,
-                "value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                "control": c.value, "selectivity": s.value, "n": est.n,
-                "control_ci_low": c.ci_low, "control_ci_high": c.ci_high,
-                "selectivity_ci_low": s.ci_low, "selectivity_ci_high": s.ci_high,
-                "seeds": seeds, "selected_on": selected_on,
-                "sd": est.sd, "control_sd": c.sd, "selectivity_sd": s.sd,
-            }
-        )  # fmt: skip
-
-    def score(
-        self,
-        probe: str,
-        layer: int | None,
-        y_true: np.ndarray,
-        preds: Sequence[np.ndarray],
-        metrics: Sequence[str],
-        control: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
-        selected_on: str = "",
-        mask: np.ndarray | None = None,
-        names: dict[str, str] | None = None,
-    ) -> dict[str, np.ndarray]:
-        """Rows for one probe: each metric's mean over seeds (``preds``: one (n,) array per
-        seed), its CI and sd; with ``control`` ((gold, predicted) per seed) also control
-        and selectivity, paired. Returns each metric's mean bootstrap draws."""
-        out = {}
-        for metric in metrics:
-            t = [self.boot.draws(y_true, p, metric, mask) for p in preds]
-            n = int(len(y_true) if mask is None else mask.sum())
-            est = seed_estimate([v for v, _ in t], [d for _, d in t], n)
-            c_est = s_est = None
-            if control:
-                c = [self.boot.draws(cy, cp, metric, mask) for cy, cp in control]
-                c_est = seed_estimate([v for v, _ in c], [d for _, d in c], n)
-                s_est = seed_estimate(
-                    [a - b for (a, _), (b, _) in zip(t, c, strict=True)],
-                    [a - b for (_, a), (_, b) in zip(t, c, strict=True)],
-                    n,
-                )
-            name = (names or {}).get(metric, metric)
-            self.add(probe, layer, name, est, c_est, s_est, len(preds), selected_on)
-            if probe in PER_LAYER_PROBES and mask is None and name == metric:
-                seeds = tuple(getattr(self, "seeds", [self.seed]))[: len(preds)]
-                self.replicates[(probe, layer, metric, "task")] = Replicates(
-                    f"layer {layer}", [v for v, _ in t], [d for _, d in t], "test", seeds
-                )
-                if control:
-                    self.replicates[(probe, layer, metric, "control")] = Replicates(
-                        f"control {layer}", [v for v, _ in c], [d for _, d in c], "test", seeds
-                    )
-                if metric in KINDS:
-                    sent, n_sent = self.sentences()
-                    self.counts[f"layer {layer}"] = SentenceCounts.from_predictions(
-                        metric, y_true, preds, sent, n_sent, seeds
-                    )
-                    if control:
-                        self.counts[f"control {layer}"] = _per_seed_counts(
-                            metric, control, sent, n_sent, seeds
-                        )
-            elif layer is None and mask is None and name == metric and metric in KINDS:
-                # A baseline or the scalar mix: stored so that statements can compare it.
-                sent, n_sent = self.sentences()
-                seeds = tuple(getattr(self, "seeds", [self.seed]))[: len(preds)]
-                if len(seeds) == len(preds):
-                    self.counts[probe] = SentenceCounts.from_predictions(
-                        metric, y_true, preds, sent, n_sent, seeds
-                    )
-            out[metric] = np.mean([d for _, d in t], axis=0)
-        return out
-
-    def sentences(self) -> tuple[np.ndarray, int]:
-        """Each scored test item's sentence (aligned with the scores' ``y_true``) and the
-        number of test sentences."""
-        test = getattr(self, "scored_test", None)
-        test = self.feats["test"] if test is None else test
-        return np.asarray(test.sentence_index), len(test.sent_ids)
-
-    def comparisons(self) -> dict | None:
-        """The run's comparison table: adjacent layers and best-vs-each on the headline
-        metric (two-level paired bootstrap, Holm), and task − control per layer."""
-        metric = self.spec.metric
-        pick = lambda kind: {  # noqa: E731
-            k[1]: r for k, r in self.replicates.items() if k[2] == metric and k[3] == kind
-        }
-        task, ctl = pick("task"), pick("control")
-        if len(task) < 2:
-            return None
-        best = (self.meta.get("best_layer") or {}).get("layer")
-        out = table_dict(layer_table(task, best, seed=self.seed), metric)
-        if ctl:
-            sel = [compare(task[la], ctl[la], self.seed) for la in sorted(ctl)]
-            out["selectivity"] = [d.as_dict() for d in with_holm(sel)]
-        return out
-
-    def _row(self, probe: str, layer: int | None, metric: str) -> dict:
-        return next(r for r in reversed(self.rows)
-                    if r["probe"] == probe and r["layer"] == layer and r["metric"] == metric)  # fmt: skip
-
-    def add_summary(self, probe: str, metric: str, point: float, draws: np.ndarray) -> None:
-        """A row for a summary of the per-layer scores (centre of gravity), CI from the
-        paired draws."""
-        low, high = np.nanquantile(draws, [0.025, 0.975]) if np.isfinite(draws).any() else (
-            math.nan, math.nan)  # fmt: skip
-        self.add(probe, None, metric, Estimate(point, float(low), float(high), len(draws)))
-
-    def add_best_layer(self, dev_scores: dict[int, float], metric: str) -> None:
-        """The layer with the best *dev* score, reported with its test row."""
-        if not dev_scores:
-            return
-        best = max(sorted(dev_scores), key=lambda layer: dev_scores[layer])
-        row = next(r for r in self.rows if r["probe"] in PER_LAYER_PROBES
-                   and r["layer"] == best and r["metric"] == metric)  # fmt: skip
-        self.rows.append({**row, "probe": "best_layer", "selected_on": "dev"})
-        self.meta["best_layer"] = {
-            "layer": int(best), "selected_on": "dev", "metric": metric,
-            "dev": float(dev_scores[best]), "test": row["value"],
-            "test_ci": [row["ci_low"], row["ci_high"]],
-        }  # fmt: skip
+        product = task.variant == "product"  # Liu et al. 2019's [h; d; h ∘ d]
+        feats = {split: arc_features(f, product) for split, f in feats.items()}
+    if task.name == "supersense":
+        feats = first_word_of_mwes(feats)
+    runner = TaggingRun(task, dataset, model, feats, settings.seed, settings.n_boot,
+                        fit_progress(progress))  # fmt: skip
+    runner.keep_probes = keep_probes
+    elapsed = timer()
+    runner.run(settings, type_keys)
+    seeds = [settings.seed + i for i in range(settings.seeds)]
+    return runner.results(settings, seeds, elapsed())
 
 
 class TaggingRun(Run):
-    def run(
-        self,
-        max_train_words: int | None,
-        Cs: tuple[float, ...],
-        *,
-        scalar_mix: bool,
-        control: bool,
-        seeds: int = 1,
-        per_layer_c: bool = False,
-        mdl: bool = False,
-        cumulative_mix: bool = True,
-        type_keys: TypeKeys | None = None,
-        mdl_seeds: int = 1,
-    ) -> None:
+    """Linear probes per layer and seed with control tasks, baselines and mixes."""
+
+    def run(self, settings: ProbeSettings, type_keys: TypeKeys | None = None) -> None:
+        """Append every row of the run (``settings``: the caps, C grid, seeds and which of
+        control, MDL and the mixes run)."""
+        s = settings
+        max_train_words, Cs, seeds, mdl = s.max_train_words, s.Cs, s.seeds, s.mdl
+        scalar_mix, control, per_layer_c = s.scalar_mix, s.control, s.per_layer_c
+        cumulative_mix, mdl_seeds = s.cumulative_mix, s.mdl_seeds
         full = self.feats["train"]
         self.seeds = [self.seed + i for i in range(seeds)]
         # Each seed its own training sample; with the whole split they are all the same
@@ -518,116 +364,6 @@ class TaggingRun(Run):
                              centre_of_gravity(cum, layer_ids, cumulative=False),
                              centre_of_gravity_draws(np.stack(cum_draws, 1), layer_ids, cumulative=False))  # fmt: skip
             self.mix["cumulative_accuracy"] = [float(v) for v in cum]
-
-
-class WsdRun(Run):
-    """1-NN to sense centroids per layer (deterministic: one seed), scored on the test
-    split overall, on polysemous lemmas, and on seen-lemma vs back-off items."""
-
-    def run(self) -> None:
-        train, test, dev = self.feats["train"], self.feats["test"], self.feats.get("dev")
-        # SemCor's proper-name placeholders (person/group/location%1:03:00::) tag a class,
-        # not a word sense: left out of training and scoring.
-        train = train.select(~np.array([is_placeholder(s) for s in train.labels], bool))
-        keep = ~np.array([is_placeholder(s) for s in test.labels], bool)
-        self.meta["n_test_placeholders_left_out"] = int((~keep).sum())
-        self.boot = SentenceBootstrap(test.sentence_index[keep], self.n_boot, self.seed)
-        test = test.select(keep)
-        self.scored_test = test
-        if dev is not None:
-            dev = dev.select(~np.array([is_placeholder(s) for s in dev.labels], bool))
-        k_tr = np.array([lemma_key(s) for s in train.labels])
-        k_te = np.array([lemma_key(s) for s in test.labels])
-        y_tr, y_te = train.labels, test.labels
-        seen = np.isin(k_te, k_tr)
-        poly = np.array([wordnet_sense_count(k) > 1 for k in k_te], bool)
-        self.masks = {"": None, "_polysemous": poly, "_seen": seen, "_backoff": ~seen}
-        # Headline rows back off only to a lemma's one WordNet sense (no leak); the first
-        # sense (ordered by counts that include the test documents) stays in side rows.
-        leaky, backoff = first_sense_backoff(), only_sense_backoff()
-        steps = len(test.layer_ids) + 1
-        self.progress(0, steps)
-
-        first = np.array([leaky(k) or ABSTAIN for k in k_te])
-        leaky_fill = np.where(seen, ABSTAIN, first)  # what the leaky backoff answers
-
-        def with_leak(pred: np.ndarray) -> np.ndarray:
-            return np.where(seen, pred, leaky_fill)
-
-        mfs = MostFrequentSense(backoff).fit(y_tr, k_tr).predict(k_te)
-        mfs_only = MostFrequentSense(None).fit(y_tr, k_tr).predict(k_te)
-        for name, pred in (("first_sense", first), ("semcor_mfs", mfs),
-                           ("semcor_mfs_leaky_backoff", with_leak(mfs)),
-                           ("semcor_mfs_train_only", mfs_only)):  # fmt: skip
-            self._score(name, None, y_te, pred, seen)
-        static = NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr)
-        self._score("static_1nn", None, y_te, static.predict(test.static, k_te), seen)
-        if self.keep_probes is not None:
-            self.keep_probes["static"] = static
-        self.progress(1, steps)
-
-        dev_scores, draws, points = {}, {}, {}
-        k_dev = None if dev is None else np.array([lemma_key(s) for s in dev.labels])
-        for i, layer in enumerate(test.layer_ids, start=2):
-            clf = NearestSenseClassifier(backoff).fit(train.layer(layer), y_tr, k_tr)
-            if self.keep_probes is not None:
-                self.keep_probes[layer] = clf
-            pred = clf.predict(test.layer(layer), k_te)
-            d = self._score("1nn", layer, y_te, pred, seen)
-            self.score("1nn_leaky_backoff", layer, y_te, [with_leak(pred)], ("f1",))
-            draws[layer], points[layer] = d, self._row("1nn", layer, "f1")["value"]
-            if dev is not None and dev.n_words:
-                dp = clf.predict(dev.layer(layer), k_dev)
-                dev_scores[layer] = float(np.mean(dp == dev.labels))
-            self.progress(i, steps)
-        self.add_best_layer(dev_scores, "f1")
-        ls = list(test.layer_ids)
-        self.add_summary("cog_running_best", "centre_of_gravity",
-                         centre_of_gravity(np.array([points[x] for x in ls]), ls),
-                         centre_of_gravity_draws(np.stack([draws[x] for x in ls], 1), ls))  # fmt: skip
-        self.meta.update(
-            {
-                "n_train_instances": int(len(y_tr)),
-                "n_test_instances": int(len(y_te)),
-                "n_train_senses": int(len(np.unique(y_tr))),
-                "test_seen_lemma_rate": float(np.mean(seen)),
-                "test_polysemous_rate": float(np.mean(poly)),
-                "first_sense_coverage": float(np.mean(first != ABSTAIN)),
-                "dev_f1": {str(k): v for k, v in dev_scores.items()},
-                "first_sense_note": "WordNet's sense order comes from tag counts of the "
-                "semantic concordances (SemCor foremost, test documents included): this "
-                "baseline has seen the test data's sense distribution.",
-                "backoff": "headline rows: a lemma unseen in training gets its only WordNet "
-                "sense, or no answer when it has several (P/R/F1 over answered items); "
-                "*_leaky_backoff rows: WordNet's first sense (ordered by counts that "
-                "include the test documents)",
-                "test_unseen_answered_rate": float(
-                    np.mean(np.array([backoff(k) is not None for k in k_te[~seen]], bool))
-                )
-                if (~seen).any()
-                else None,
-            }
-        )
-
-    def _score(
-        self, probe: str, layer: int | None, y: np.ndarray, pred: np.ndarray, seen: np.ndarray
-    ) -> np.ndarray:
-        """Rows f1/precision/recall (all items), f1 on polysemous lemmas, on seen lemmas and
-        on back-off items, and accuracy_seen; returns the overall F1 draws."""
-        out = self.score(probe, layer, y, [pred], ("f1", "precision", "recall"))["f1"]
-        for suffix in ("_polysemous", "_seen", "_backoff"):
-            self.score(probe, layer, y, [pred], ("f1",), mask=self.masks[suffix],
-                       names={"f1": f"f1{suffix}"})  # fmt: skip
-        self.score(probe, layer, y, [pred], ("accuracy",), mask=seen,
-                   names={"accuracy": "accuracy_seen"})  # fmt: skip
-        return out
-
-
-def _per_seed_counts(metric: str, control, sent, n_sent: int, seeds) -> SentenceCounts:  # noqa: ANN001
-    """Counts of control predictions whose gold labels differ per seed."""
-    parts = [SentenceCounts.from_predictions(metric, cy, [cp], sent, n_sent).counts
-             for cy, cp in control]  # fmt: skip
-    return SentenceCounts(metric, np.concatenate(parts), tuple(seeds))
 
 
 def _control_predict(C: float, seed: int, X_tr, c_tr, X_te, init=None):  # noqa: ANN001, ANN201
