@@ -24,11 +24,16 @@ __all__ = [
 ]
 
 
-def load_encoder(name_or_path: str, device: str | None = None):
-    """Load an encoder by registry name, hub id or local folder (cached per process)."""
+def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "float32"):
+    """Load an encoder by registry name, hub id or local folder (cached per process).
+
+    ``device``: None or ``"auto"`` = CUDA when present, else CPU. ``dtype``: ``float32``,
+    ``bfloat16`` (autocast) or ``auto`` (bf16 on CUDA and CPUs with AVX512-BF16/AMX), as
+    :func:`probing.models.registry.load_encoder`.
+    """
     from probing.models.registry import load_encoder as _load
 
-    return _load(name_or_path, device=device)
+    return _load(name_or_path, device=device, dtype=dtype)
 
 
 def available_models() -> list[str]:

@@ -298,17 +298,16 @@ def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "flo
     hf_hub.remembered(name)  # a hub model that failed in this process fails again at once
     key = (name, device)
     with _registry_lock:
-        if key in _cache:
-            return _cache[key]
-        lock = _locks.setdefault(key, threading.Lock())
-    # One lock per model: concurrent sessions asking for the same model wait for one load.
-    with lock:
-        if key not in _cache:
-            try:
-                _cache[key] = _resolve(name, device)
-            except ContextLensError as exc:
-                hf_hub.remember(name, exc)
-                raise
+        lock = None if key in _cache else _locks.setdefault(key, threading.Lock())
+    if lock is not None:  # (a loaded model still gets the dtype asked for, below)
+        # One lock per model: concurrent sessions asking for the same model wait for one load.
+        with lock:
+            if key not in _cache:
+                try:
+                    _cache[key] = _resolve(name, device)
+                except ContextLensError as exc:
+                    hf_hub.remember(name, exc)
+                    raise
     if dtype == "float32":
         return _cache[key]
     # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
@@ -343,11 +342,6 @@ def clear_cache() -> None:
     """Forget loaded encoders (tests)."""
     with _registry_lock:
         _cache.clear()
-
-
-def is_loaded(name: str, device: str | None = None) -> bool:
-    """True when ``name`` is already in memory (loading it would be instant)."""
-    return (name, device) in _cache
 
 
 def _resolve(name: str, device: str | None) -> Encoder:

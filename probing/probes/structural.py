@@ -445,22 +445,6 @@ class TreeSentences:
         return [fn(h) for h in self.heads]
 
 
-def fit_and_score(
-    kind: str,
-    train: tuple[list[np.ndarray], list[np.ndarray]],
-    dev: tuple[list[np.ndarray], list[np.ndarray]] | None,
-    test: tuple[list[np.ndarray], TreeSentences],
-    rank: int,
-    seed: int,
-) -> tuple[StructuralProbe, SentenceScores]:
-    """Train one probe (``train``/``dev`` = (vectors, targets)) and score it on ``test``."""
-    probe = StructuralProbe(kind, rank=rank, random_state=seed)
-    probe.fit(train[0], train[1], *(dev if dev else (None, None)))
-    X_te, trees = test
-    preds = [probe.predict(x) for x in X_te]
-    return probe, score_sentences(kind, preds, trees.heads, trees.punct)
-
-
 def timed() -> Callable[[], float]:
     t0 = time.perf_counter()
     return lambda: round(time.perf_counter() - t0, 2)
