@@ -104,6 +104,10 @@ for model in $MODELS; do tagging "$model" ptb-pos semcor "$SEMCOR_SENTENCES" "$S
 step comparisons env PYTHONPATH=. python results/compare_saved.py --refit-seeds \
   "$OUT"/*__{pos,deprel,dep-distance,dep-depth,supersense,ptb-pos}.json
 step statements env PYTHONPATH=. python results/write_statements.py
+# Scalar mixes vs their members on the same training words, 3 seeds (issue 27): 20,000
+# words per seed from 2,000 training sentences, for members and mixes alike (the full-data
+# version costs ~35 CPU-min per model on 2 shared cores; docs/results.md has the measure).
+step mixes env PYTHONPATH=. python results/mix_members.py --out "$OUT/mixes"
 
 # Interventions (issue 29): erasure per task, agreement with patching, head ablation.
 # ERASE_* size the erasure runs (docs/results.md states the committed sizes and why).
