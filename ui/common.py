@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import streamlit as st
 
@@ -118,6 +120,26 @@ def get_encoder(name: str):
                 f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
             )
     return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _intervention_copy(name: str) -> tuple[Any, threading.Lock]:
+    # Interventions put hooks on the model they run. The model every other page reads is
+    # shared by all sessions, so a hook on it would reach another session's fill-mask running
+    # at the same moment: interventions get their own copy, one session at a time.
+    return load_model(name).private_copy(), threading.Lock()
+
+
+@contextlib.contextmanager
+def intervention_encoder(name: str) -> Iterator[Any]:
+    """``name``'s private copy for hooked forward passes, used by this session alone during
+    the body (other sessions' interventions wait); None when it cannot be loaded (shown)."""
+    if get_encoder(name) is None:
+        yield None
+        return
+    model, lock = _intervention_copy(name)
+    with lock:
+        yield model
 
 
 def fetch_with_progress(name: str) -> bool:

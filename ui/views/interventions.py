@@ -23,7 +23,14 @@ from probing.figures.interventions import (
     recovery_figure,
 )
 from ui import background
-from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    intervention_encoder,
+    md_text,
+    model_picker,
+    page_header,
+)
 from ui.state import persist
 
 RESULTS = config.REPO_ROOT / "results" / "interventions"
@@ -154,7 +161,7 @@ def erase_sentence(name: str) -> None:
             background.start(key, "Erasure", lambda sink: _fit(encoder, name, task, layer, sink))
             st.rerun()
         return
-    with friendly_errors("Erasing"):
+    with friendly_errors("Erasing"), intervention_encoder(name) as encoder:
         from probing.encoders.base import split_words
         from probing.interventions.hooks import require_mlm
         from probing.interventions.sentence import erasing, fill_mask_under, labels_before_after
@@ -222,37 +229,43 @@ def agreement_section(name: str) -> None:
     sg = c1.text_input("Singular verb form", "is", key="iv_sg")
     pl = c2.text_input("Plural verb form", "are", key="iv_pl")
     if st.button("Check and patch", key="iv_patch"):
-        encoder = get_encoder(name)
-        if getattr(encoder, "softmax", None) is not None:
-            with friendly_errors("Patching"):
-                _patch_forward_lm(encoder, a, b, sg.strip(), pl.strip())
-            return
+        with intervention_encoder(name) as encoder:
+            if encoder is not None:
+                check_and_patch(encoder, a, b, sg.strip(), pl.strip())
+
+
+def check_and_patch(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa: ANN001
+    """The user's minimal pair: which verb form each sentence prefers, and the patching map."""
+    if getattr(encoder, "softmax", None) is not None:
         with friendly_errors("Patching"):
-            from probing.interventions.patching import make_batches, patch_pairs, user_pair
+            _patch_forward_lm(encoder, a, b, sg, pl)
+        return
+    with friendly_errors("Patching"):
+        from probing.interventions.patching import make_batches, patch_pairs, user_pair
 
-            pairs = user_pair(a, b, (sg.strip(), pl.strip()))
-            batches = make_batches(encoder, pairs)
-            if not batches:
-                st.warning("Both verb forms must be single vocabulary pieces for this model.")
-                return
-            from probing.interventions.agreement import margins, prepare
+        pairs = user_pair(a, b, (sg, pl))
+        batches = make_batches(encoder, pairs)
+        if not batches:
+            st.warning("Both verb forms must be single vocabulary pieces for this model.")
+            return
+        from probing.interventions.agreement import margins, prepare
 
-            cases = [pairs[0][0], pairs[0][1]]
-            margin = margins(encoder, prepare(encoder, cases))
-            for case, m in zip(cases, margin, strict=True):
-                verdict = "agrees" if m > 0 else "does not agree"
-                st.write(
-                    f"{'A' if case.number == 'Sing' else 'B'}: the model prefers "
-                    f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; logit margin "
-                    f"{m:+.2f})."
-                )
-            out = patch_pairs(encoder, batches, n_boot=200, heads=False)
-            st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
-                            key="iv_user_roles")  # fmt: skip
-            st.caption(
-                "Fraction of the logit difference between the two verb forms that moves when "
-                "the states of one role are copied from the other sentence (both directions)."
+        cases = [pairs[0][0], pairs[0][1]]
+        margin = margins(encoder, prepare(encoder, cases))
+        for case, m in zip(cases, margin, strict=True):
+            verdict = "agrees" if m > 0 else "does not agree"
+            st.write(
+                f"{'A' if case.number == 'Sing' else 'B'}: the model prefers "
+                f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; logit margin "
+                f"{m:+.2f})."
             )
+        out = patch_pairs(encoder, batches, n_boot=200, heads=False)
+        st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
+                        key="iv_user_roles")  # fmt: skip
+        st.caption(
+            "Fraction of the logit difference between the two verb forms that moves when "
+            "the states of one role are copied from the other sentence (both directions)."
+        )
 
 
 def _side_by_side(name: str) -> None:
@@ -323,7 +336,7 @@ def heads_section(name: str) -> None:
     n_heads = int(getattr(encoder.model.config, "num_attention_heads", 0) or 0)
     options = [f"L{layer}-H{h}" for layer in range(1, n_layers + 1) for h in range(n_heads)]
     off = st.multiselect("Heads off", options, key="iv_heads_off")
-    with friendly_errors("Fill-mask"):
+    with friendly_errors("Fill-mask"), intervention_encoder(name) as encoder:
         from probing.interventions.sentence import fill_mask_under, heads_off
 
         pairs = [(int(o[1 : o.index("-")]), int(o[o.index("H") + 1 :])) for o in off]
