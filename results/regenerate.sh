@@ -126,6 +126,9 @@ step minilm-l6-mlm__agreement nice -n 15 python -m probing agreement --model min
 # patching by layer x role; head ablation does not apply to an LSTM.
 step elmo-mini__agreement nice -n 15 python -m probing agreement --model elmo-mini \
   --patch --quiet --overwrite --out "$OUT/interventions"
+# Paired accuracy differences, elmo-mini's forward LM vs minilm-l6-mlm, on the same cases.
+step agreement-paired nice -n 15 env PYTHONPATH=. python results/agreement_paired.py \
+  --out "$OUT/interventions"
 step minilm-l6-mlm__ablate-heads nice -n 15 python -m probing ablate-heads \
   --model minilm-l6-mlm --quiet --overwrite --out "$OUT/interventions"
 

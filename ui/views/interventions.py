@@ -43,7 +43,8 @@ NO_HEADS = (
     "{name} is an LSTM (ELMo): it has no attention heads, so there is nothing to switch off "
     "or ablate here. Its interventions are erasure (with the bi-LM effect, when its folder "
     "ships the LM softmax) and agreement / patching by layer and position role on the "
-    "other tabs."
+    "other tabs. Models with heads to switch off: minilm-l6-mlm, or any hub …ForMaskedLM "
+    "checkpoint."
 )
 
 

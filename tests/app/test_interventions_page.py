@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGES = Path(__file__).resolve().parent.parent / "pages"
+PAGES = Path(__file__).resolve().parents[2] / "pages"
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +47,8 @@ def test_elmo_heads_tab_says_which_models_have_a_head():
     at.session_state["models"] = ["elmo-mini"]
     at.run()
     assert not at.exception
-    assert any("minilm-l6-mlm" in e.value for e in at.error)
+    # An LSTM has no heads: a plain message (not an error box) naming models that have some.
+    assert any("no attention heads" in i.value and "minilm-l6-mlm" in i.value for i in at.info)
 
 
 def test_attention_model_view_draws_head_importance_on_request():
@@ -61,3 +62,18 @@ def test_attention_model_view_draws_head_importance_on_request():
     at.toggle(key="attn_imp").set_value(True).run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == n + 1
+
+
+def test_elmo_mini_offers_its_lm_and_says_why_heads_do_not_apply():
+    """elmo-mini: the erasure sweep with its bi-LM effect, agreement beside minilm-l6-mlm's,
+    your pair patched with its forward LM, and a plain message instead of head toggles."""
+    at = AppTest.from_file(str(PAGES / "8_Interventions.py"), default_timeout=300)
+    at.session_state["models"] = ["elmo-mini"]
+    at.run()
+    assert not at.exception, at.exception
+    assert any("bi-LM loss/top-1" in c.value for c in at.caption)
+    assert any("is an LSTM (ELMo): it has no attention heads" in i.value for i in at.info)
+    assert any("left context only" in c.value for c in at.caption)  # agreement side by side
+    at.button(key="iv_patch").click().run()
+    assert not at.exception and not at.error
+    assert any("forward LM's log-probability difference" in c.value for c in at.caption)
