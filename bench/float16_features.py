@@ -18,6 +18,9 @@ first ``--train-sentences`` training sentences' float32 vectors and one on the s
 rounded to float16, each scored on the test split in its own precision; the paired
 difference (float32 − float16) with its 95 % interval, and the float16-trained probe on
 float32 test vectors (what re-scoring a cached run on float32 vectors gives).
+
+``--floor-effect``: the committed minilm-l6 layer-6 probes (fitted before the scale floor)
+with their near-constant dimension held at its mean vs as committed (:func:`floor_effect`).
 """
 
 from __future__ import annotations
@@ -145,6 +148,39 @@ def measure_refit(
     return rows
 
 
+def floor_effect(results_dir: Path) -> list[dict]:
+    """The committed minilm-l6 layer-6 probes with their near-constant dimensions (scale
+    below the floor, :data:`probing.probes.linear.NEAR_CONSTANT_SCALE`) held at the training
+    mean, as a scale of 1 makes them, vs as committed; paired over test sentences."""
+    from probing.features import extract_features
+    from probing.probes.linear import NEAR_CONSTANT_SCALE
+
+    encoder, engine, rows = load_encoder("minilm-l6"), Engine(n_boot=1000, seed=0), []
+    for task in ("pos", "supersense", "ptb-pos"):
+        spec = get_task(task)
+        dataset = spec.default_dataset
+        test = extract_features(encoder, dataset, "test", spec.field_for(dataset))
+        if task == "supersense":  # one instance per multi-word expression, as the runs
+            test = test.select(test.fields["mwe"] != "I")
+        saved = SavedProbes.load(results_dir / "probes" / f"minilm-l6__{dataset}__{task}")
+        mean, scale = (np.asarray(saved.tensors[f"6.{k}"]) for k in ("mean", "scale"))
+        dims = np.flatnonzero(scale < NEAR_CONSTANT_SCALE)
+        x = np.asarray(test.layer(6), np.float32)
+        held = x.copy()
+        held[:, dims] = mean[dims]
+        a, b = saved.predict(6, x), saved.predict(6, held)
+        n = len(test.sent_ids)
+        reps = [engine.replicates(k, SentenceCounts.from_predictions(
+                    "accuracy", test.labels, [p], test.sentence_index, n), "t")
+                for k, p in (("held", b), ("committed", a))]  # fmt: skip
+        d = engine.compare(*reps)
+        rows.append({"task": task, "dims": dims.tolist(), "committed": reps[1].value,
+                     "held_at_mean": reps[0].value, "diff": d.value, "ci_low": d.ci_low,
+                     "ci_high": d.ci_high, "p": d.p, "changed": int(np.sum(a != b))})  # fmt: skip
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", action="append", help="default: minilm-l6 and elmo-mini")
@@ -153,7 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=Path("results"))
     ap.add_argument("--refit", action="store_true", help="float32 vs float16 end to end")
     ap.add_argument("--train-sentences", type=int, default=1000, help="with --refit")
+    ap.add_argument("--floor-effect", action="store_true",
+                    help="the scale floor's effect on the committed layer-6 probes")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.floor_effect:
+        floor_effect(args.results)
+        return 0
     if args.refit:
         for model in args.model or ["minilm-l6", "minilm-l6-mlm", "elmo-mini"]:
             measure_refit(model, args.task, args.train_sentences, args.sentences, args.results)
