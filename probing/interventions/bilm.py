@@ -46,6 +46,19 @@ def _ids(encoder, chunk: Sequence[Sequence[str]]) -> torch.Tensor:  # noqa: ANN0
     )
 
 
+@torch.inference_mode()
+def next_word_log_probs(encoder, words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+    """The two LMs' log-probabilities over the vocabulary for one sentence: forward
+    (n + 1, V), row ``i`` = P(word ``i`` | words before it), the last row P(``</S>`` | all);
+    backward (n + 1, V), row ``i`` = P(word ``i - 1`` | words after it), row 0 P(``<S>`` | all)
+    (words outside the vocabulary are ``<UNK>``, id :attr:`ElmoSoftmax.unk`)."""
+    softmax = require_bilm(encoder, "Next-word probabilities")
+    states, _ = elmo_states(encoder, _ids(encoder, [list(words)]))
+    top_f, top_b = states[-1]
+    n = len(words)
+    return softmax.log_prob(top_f[0, : n + 1]), softmax.log_prob(top_b[0, 1 : n + 2])
+
+
 # -- loss and top-1 on held-out words -------------------------------------------------------
 
 

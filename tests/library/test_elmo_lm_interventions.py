@@ -91,6 +91,17 @@ def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
                 where.append(b)
     np.testing.assert_allclose(clean.loss, expect, rtol=1e-5)
     assert clean.sentence.tolist() == where and len(where) >= 9
+    # The public next-word API gives the same numbers (forward row i and backward row i + 1
+    # both predict word i).
+    fwd, bwd = bilm.next_word_log_probs(elmo, sentences[1])
+    assert fwd.shape == bwd.shape == (len(sentences[1]) + 1, len(elmo.softmax.vocab))
+    mine = [
+        -(float(fwd[i, t]) + float(bwd[i + 1, t])) / 2
+        for i, w in enumerate(sentences[1])
+        if elmo.softmax.in_vocab(w) and (t := elmo.softmax.word_id(w)) >= 0
+    ]
+    np.testing.assert_allclose(mine, [e for e, b in zip(expect, where, strict=True) if b == 1],
+                               rtol=1e-5)  # fmt: skip
     no_op = random_eraser(elmo.info.dim, 0, seed=0)
     for layer in range(3):
         same = bilm.score_words(
