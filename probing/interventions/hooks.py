@@ -81,15 +81,6 @@ def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN
     return softmax
 
 
-def has_lm(encoder) -> bool:  # noqa: ANN001
-    """Whether ``encoder`` has any LM head here (masked LM or bi-LM softmax)."""
-    from probing.encoders.bert import TransformersMaskedLM
-
-    return (
-        isinstance(encoder, TransformersMaskedLM) or getattr(encoder, "softmax", None) is not None
-    )
-
-
 @dataclass(frozen=True)
 class ModelParts:
     """Where to hook a BERT-family model.
