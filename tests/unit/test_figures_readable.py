@@ -50,7 +50,7 @@ def test_pair_labels_that_differ_only_in_case_get_the_next_word(minilm):
 def test_probing_baselines_are_legend_entries_not_labels_on_the_curves():
     from probing.figures.probing import layer_curve
     from probing.probes.run import ProbeResults
-    from tests.test_probing_page import PRECOMPUTED
+    from tests.app.test_probing_page import PRECOMPUTED
 
     fig = layer_curve(ProbeResults.from_json(PRECOMPUTED)).to_plotly_json()
     names = [t.get("name", "") for t in fig["data"]]

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from probing.probes.run import COLUMNS, ProbeResults
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "4_Probing.py")
 PRECOMPUTED = REPO / "results" / "minilm-l6__ud-ewt__pos.json"
 CUSTOM = "Other (hub id or local folder)…"
