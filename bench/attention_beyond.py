@@ -66,14 +66,20 @@ def main(argv: list[str] | None = None) -> None:
             )
             secs = median_seconds(lambda f=fig: f().to_json(), args.repeat)
             size = len(fig().to_json())
-            row(f"model view, 2,000 chars ({view.n_tokens} pieces), {name}, {label}",
-                f"{size / 1e6:.2f} MB, {secs:.2f} s to build + serialise")  # fmt: skip
+            row(
+                f"model view, 2,000 chars ({view.n_tokens} pieces), {name}, {label}",
+                f"{size / 1e6:.2f} MB, {secs:.2f} s to build + serialise",
+            )
     weights = np.random.default_rng(0).random((6, 12, 24, 24))
     weights /= weights.sum(-1, keepdims=True)
-    row("attention flow, 24 tokens, layer 6, whole map (576 max-flows)",
-        f"{median_seconds(lambda: flow_weights(weights, 6), args.repeat):.2f} s")  # fmt: skip
-    row("attention flow, 24 tokens, layer 6, one token (24 max-flows)",
-        f"{median_seconds(lambda: flow_weights(weights, 6, query=3), args.repeat):.3f} s")  # fmt: skip
+    row(
+        "attention flow, 24 tokens, layer 6, whole map (576 max-flows)",
+        f"{median_seconds(lambda: flow_weights(weights, 6), args.repeat):.2f} s",
+    )
+    row(
+        "attention flow, 24 tokens, layer 6, one token (24 max-flows)",
+        f"{median_seconds(lambda: flow_weights(weights, 6, query=3), args.repeat):.3f} s",
+    )
 
     page = AppTest.from_file(str(REPO / "pages" / "3_Attention.py"), default_timeout=300).run()
     steps = [
@@ -96,8 +102,10 @@ def main(argv: list[str] | None = None) -> None:
     fill.text_area(key="fill_mask_text").input(text).run()
     start = time.perf_counter()
     fill.text_area(key="fill_mask_text").input(text.replace("very", "quite")).run()
-    row("Fill Mask page (AppTest, warm): new text, 2 masks, with both lenses",
-        f"{time.perf_counter() - start:.2f} s")  # fmt: skip
+    row(
+        "Fill Mask page (AppTest, warm): new text, 2 masks, with both lenses",
+        f"{time.perf_counter() - start:.2f} s",
+    )
     if args.browser:
         browser_model_view()
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
@@ -122,8 +130,11 @@ def browser_model_view() -> None:
             page.goto(link)
             wait_for_app(page, timeout_ms=600_000)
             page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2")
-            row(f"browser: model view at 2,000 characters, {attempt} (page open to drawn)",
-                f"{time.perf_counter() - start:.1f} s", "includes 1.5 s of idle wait")  # fmt: skip
+            row(
+                f"browser: model view at 2,000 characters, {attempt} (page open to drawn)",
+                f"{time.perf_counter() - start:.1f} s",
+                "includes 1.5 s of idle wait",
+            )
         browser.close()
 
 

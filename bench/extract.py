@@ -97,17 +97,21 @@ class BeforeWorker:
     def __init__(self, rev: str, model: str, threads: int, indices: list[int]) -> None:
         root = Path(__file__).resolve().parent.parent
         self._tmp = tempfile.TemporaryDirectory(prefix="cl-before-")
-        archive = subprocess.run(["git", "-C", str(root), "archive", rev],
-                                 check=True, capture_output=True).stdout  # fmt: skip
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", rev], check=True, capture_output=True
+        ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(self._tmp.name, filter="data")
         env = {**os.environ, "PYTHONPATH": self._tmp.name}
         spec = json.dumps({"model": model, "threads": threads, "indices": indices})
         self._proc = subprocess.Popen(
             [sys.executable, str(root / "bench" / "before_worker.py"), spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=self._tmp.name,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=self._tmp.name,
             env=env,
-        )  # fmt: skip
+        )
         ready = json.loads(self._proc.stdout.readline() or "{}")
         if not ready.get("ready"):
             raise RuntimeError(f"the worker for {rev} did not start")
@@ -167,8 +171,13 @@ def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per
     @torch.inference_mode()
     def hf(plan) -> None:  # noqa: ANN001
         for idx in plan:
-            enc = tok([words[i] for i in idx], is_split_into_words=True, padding=True,
-                      truncation=True, return_tensors="pt")  # fmt: skip
+            enc = tok(
+                [words[i] for i in idx],
+                is_split_into_words=True,
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
+            )
             model(**enc, output_hidden_states=True)
 
     single = [np.array([i]) for i in range(len(words))]
@@ -298,13 +307,17 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.threads} threads; load {load_before[0]:.1f} -> {os.getloadavg()[0]:.1f}; "
         f"matmul ceiling per core: fp32 {ceilings['float32']} GFLOP/s, bf16 {ceilings['bfloat16']}"
     )
-    print(f"{'method':15} {'cpu s':>8} {'wall s':>8} {'words/s':>8} {'cpu/' + ref:>16} "
-          f"{'pad':>6} {'GFLOP/cpu-s':>11} {'of ceiling':>10}")  # fmt: skip
+    print(
+        f"{'method':15} {'cpu s':>8} {'wall s':>8} {'words/s':>8} {'cpu/' + ref:>16} "
+        f"{'pad':>6} {'GFLOP/cpu-s':>11} {'of ceiling':>10}"
+    )
     for name, r in rows.items():
-        print(f"{name:15} {r['cpu_s']:8.2f} {r['wall_s']:8.2f} {r['words_per_s']:8d} "
-              f"{r[f'cpu_vs_{ref}']:16.2f} {r['padded_per_piece']:6.2f} "
-              f"{r.get('gflop_per_cpu_s', float('nan')):11.1f} "
-              f"{r.get('fraction_of_ceiling', float('nan')):10.1%}")  # fmt: skip
+        print(
+            f"{name:15} {r['cpu_s']:8.2f} {r['wall_s']:8.2f} {r['words_per_s']:8d} "
+            f"{r[f'cpu_vs_{ref}']:16.2f} {r['padded_per_piece']:6.2f} "
+            f"{r.get('gflop_per_cpu_s', float('nan')):11.1f} "
+            f"{r.get('fraction_of_ceiling', float('nan')):10.1%}"
+        )
     for name, r in rows.items():
         for k, v in r.items():
             if k.startswith("cpu_less_than_"):

@@ -70,19 +70,32 @@ def measure(model: str, task: str, n_sentences: int | None, results_dir: Path) -
         x32 = np.concatenate([L[layer][k] for L, k in zip(layers32, keep, strict=True)])
         x16 = to_float16(x32).astype(np.float32)
         p32, p16 = saved.predict(layer, x32), saved.predict(layer, x16)
-        c32, c16 = (SentenceCounts.from_predictions("accuracy", y, [p], sent, len(sentences))
-                    for p in (p32, p16))  # fmt: skip
-        d = engine.compare(engine.replicates("float32", c32, "t"),
-                           engine.replicates("float16", c16, "t"))  # fmt: skip
-        rows.append({
-            "model": model, "task": task, "layer": layer, "n_words": len(y),
-            "n_sentences": len(sentences), "acc_float32": float(c32.points[0]),
-            "acc_float16": float(c16.points[0]), "diff": d.value, "ci_low": d.ci_low,
-            "ci_high": d.ci_high, "p": d.p, "changed_predictions": int(np.sum(p32 != p16)),
-            "max_abs_rounding": float(np.max(np.abs(x32 - x16))),
-            "max_abs_value": float(np.max(np.abs(x32))),
-            "clipped_values": int(np.sum(np.abs(x32) > FLOAT16_MAX)),
-        })  # fmt: skip
+        c32, c16 = (
+            SentenceCounts.from_predictions("accuracy", y, [p], sent, len(sentences))
+            for p in (p32, p16)
+        )
+        d = engine.compare(
+            engine.replicates("float32", c32, "t"), engine.replicates("float16", c16, "t")
+        )
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "layer": layer,
+                "n_words": len(y),
+                "n_sentences": len(sentences),
+                "acc_float32": float(c32.points[0]),
+                "acc_float16": float(c16.points[0]),
+                "diff": d.value,
+                "ci_low": d.ci_low,
+                "ci_high": d.ci_high,
+                "p": d.p,
+                "changed_predictions": int(np.sum(p32 != p16)),
+                "max_abs_rounding": float(np.max(np.abs(x32 - x16))),
+                "max_abs_value": float(np.max(np.abs(x32))),
+                "clipped_values": int(np.sum(np.abs(x32) > FLOAT16_MAX)),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -125,25 +138,47 @@ def measure_refit(
         C = Cs[layer]
         p32 = LinearProbe(C=C, max_train_words=None).fit(x32_tr, y_tr)
         p16 = LinearProbe(C=C, max_train_words=None).fit(x16_tr, y_tr)
-        preds = {"float32": p32.predict(x32_te), "float16": p16.predict(x16_te),
-                 "float16 probe on float32": p16.predict(x32_te)}  # fmt: skip
-        reps = {k: engine.replicates(k, SentenceCounts.from_predictions(
-                    "accuracy", y_te, [p], sent, n_sent), "t") for k, p in preds.items()}  # fmt: skip
+        preds = {
+            "float32": p32.predict(x32_te),
+            "float16": p16.predict(x16_te),
+            "float16 probe on float32": p16.predict(x32_te),
+        }
+        reps = {
+            k: engine.replicates(
+                k, SentenceCounts.from_predictions("accuracy", y_te, [p], sent, n_sent), "t"
+            )
+            for k, p in preds.items()
+        }
         d = engine.compare(reps["float32"], reps["float16"])
         x = engine.compare(reps["float16 probe on float32"], reps["float16"])
-        rows.append({
-            "model": model, "task": task, "layer": layer, "C": C, "n_train_words": len(y_tr),
-            "n_test_words": len(y_te), "n_test_sentences": n_sent,
-            "acc_float32": reps["float32"].value, "acc_float16": reps["float16"].value,
-            "diff": d.value, "ci_low": d.ci_low, "ci_high": d.ci_high, "p": d.p,
-            "changed_predictions": int(np.sum(preds["float32"] != preds["float16"])),
-            "f16_probe_on_f32_minus_f16": x.value, "f16_probe_ci": [x.ci_low, x.ci_high],
-            "f16_probe_changed": int(np.sum(preds["float16 probe on float32"] != preds["float16"])),
-            "near_constant_dims": int(np.sum(p16.scale_.cpu().numpy() == 1.0)),
-            "max_abs_value": float(max(np.abs(x32_tr).max(), np.abs(x32_te).max())),
-            "clipped_values": int(np.sum(np.abs(x32_tr) > FLOAT16_MAX)
-                                  + np.sum(np.abs(x32_te) > FLOAT16_MAX)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "layer": layer,
+                "C": C,
+                "n_train_words": len(y_tr),
+                "n_test_words": len(y_te),
+                "n_test_sentences": n_sent,
+                "acc_float32": reps["float32"].value,
+                "acc_float16": reps["float16"].value,
+                "diff": d.value,
+                "ci_low": d.ci_low,
+                "ci_high": d.ci_high,
+                "p": d.p,
+                "changed_predictions": int(np.sum(preds["float32"] != preds["float16"])),
+                "f16_probe_on_f32_minus_f16": x.value,
+                "f16_probe_ci": [x.ci_low, x.ci_high],
+                "f16_probe_changed": int(
+                    np.sum(preds["float16 probe on float32"] != preds["float16"])
+                ),
+                "near_constant_dims": int(np.sum(p16.scale_.cpu().numpy() == 1.0)),
+                "max_abs_value": float(max(np.abs(x32_tr).max(), np.abs(x32_te).max())),
+                "clipped_values": int(
+                    np.sum(np.abs(x32_tr) > FLOAT16_MAX) + np.sum(np.abs(x32_te) > FLOAT16_MAX)
+                ),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -170,13 +205,30 @@ def floor_effect(results_dir: Path) -> list[dict]:
         held[:, dims] = mean[dims]
         a, b = saved.predict(6, x), saved.predict(6, held)
         n = len(test.sent_ids)
-        reps = [engine.replicates(k, SentenceCounts.from_predictions(
-                    "accuracy", test.labels, [p], test.sentence_index, n), "t")
-                for k, p in (("held", b), ("committed", a))]  # fmt: skip
+        reps = [
+            engine.replicates(
+                k,
+                SentenceCounts.from_predictions(
+                    "accuracy", test.labels, [p], test.sentence_index, n
+                ),
+                "t",
+            )
+            for k, p in (("held", b), ("committed", a))
+        ]
         d = engine.compare(*reps)
-        rows.append({"task": task, "dims": dims.tolist(), "committed": reps[1].value,
-                     "held_at_mean": reps[0].value, "diff": d.value, "ci_low": d.ci_low,
-                     "ci_high": d.ci_high, "p": d.p, "changed": int(np.sum(a != b))})  # fmt: skip
+        rows.append(
+            {
+                "task": task,
+                "dims": dims.tolist(),
+                "committed": reps[1].value,
+                "held_at_mean": reps[0].value,
+                "diff": d.value,
+                "ci_low": d.ci_low,
+                "ci_high": d.ci_high,
+                "p": d.p,
+                "changed": int(np.sum(a != b)),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -189,8 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=Path("results"))
     ap.add_argument("--refit", action="store_true", help="float32 vs float16 end to end")
     ap.add_argument("--train-sentences", type=int, default=1000, help="with --refit")
-    ap.add_argument("--floor-effect", action="store_true",
-                    help="the scale floor's effect on the committed layer-6 probes")  # fmt: skip
+    ap.add_argument(
+        "--floor-effect",
+        action="store_true",
+        help="the scale floor's effect on the committed layer-6 probes",
+    )
     args = ap.parse_args(argv)
     if args.floor_effect:
         floor_effect(args.results)

@@ -55,8 +55,9 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 pkg = name.split(".") if is_pkg else name.split(".")[:-1]
                 pkg = pkg[: len(pkg) - (node.level - 1)]
                 base = ".".join(pkg + ([base] if base else []))
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                       for a in node.names]  # fmt: skip
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
         else:
             continue
         for t in targets:
@@ -114,8 +115,13 @@ def cycles(g: dict[str, set[str]], ignore_packages: bool = True) -> list[list[st
 
 def edges_into(g: dict[str, set[str]], source_prefix: str, target_prefix: str) -> list[str]:
     """``a -> b`` for every import of a ``target_prefix`` module by a ``source_prefix`` one."""
-    return sorted(f"{m} -> {t}" for m, ts in g.items() if m.startswith(source_prefix)
-                  for t in ts if t.startswith(target_prefix))  # fmt: skip
+    return sorted(
+        f"{m} -> {t}"
+        for m, ts in g.items()
+        if m.startswith(source_prefix)
+        for t in ts
+        if t.startswith(target_prefix)
+    )
 
 
 def main(argv: list[str]) -> int:

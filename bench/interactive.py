@@ -46,9 +46,16 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-PAGES = ("app.py", "pages/1_Static_vs_Contextual.py", "pages/2_Fill_Mask.py",
-         "pages/3_Attention.py", "pages/4_Probing.py", "pages/5_Layering.py",
-         "pages/6_Course_Notes.py", "pages/7_Probe_Lens.py")  # fmt: skip
+PAGES = (
+    "app.py",
+    "pages/1_Static_vs_Contextual.py",
+    "pages/2_Fill_Mask.py",
+    "pages/3_Attention.py",
+    "pages/4_Probing.py",
+    "pages/5_Layering.py",
+    "pages/6_Course_Notes.py",
+    "pages/7_Probe_Lens.py",
+)
 
 
 def page_latencies(n: int) -> list[tuple[str, str]]:

@@ -41,9 +41,10 @@ def main() -> None:
     text = "The keys to the old cabinet [MASK] on the table."
     words = text.replace("[MASK]", "are").split()
     pair = patching.user_pair(
-        "The key to the cabinets [MASK] here.", "The keys to the cabinet [MASK] here.",
+        "The key to the cabinets [MASK] here.",
+        "The keys to the cabinet [MASK] here.",
         ("is", "are"),
-    )  # fmt: skip
+    )
     actions = {
         "fill-mask, layer 3 erased": lambda: fill_mask_under(
             enc, text, erasing(enc, 3, kit.eraser)

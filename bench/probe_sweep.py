@@ -179,9 +179,14 @@ def main(argv: list[str] | None = None) -> int:
             tracer.stage = f"warm {stage} {done}/{total}"
 
         again = probe_layers(
-            encoder, args.task, args.dataset, max_train_sentences=args.max_train_sentences,
-            max_train_words=args.max_train_words, n_boot=args.n_boot, progress=warm_progress,
-        )  # fmt: skip
+            encoder,
+            args.task,
+            args.dataset,
+            max_train_sentences=args.max_train_sentences,
+            max_train_words=args.max_train_words,
+            n_boot=args.n_boot,
+            progress=warm_progress,
+        )
         warm = {
             "warm_total_s": round(time.perf_counter() - t_w, 1),
             "warm_cpu_s": round(time.process_time() - cpu_w, 1),

@@ -58,8 +58,11 @@ def untracked(root: Path = ROOT) -> set[str]:
     """Files in the checkout that git neither tracks nor ignores."""
     out = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return {line[3:] for line in out.stdout.splitlines() if line.startswith("??")}
 
 
@@ -72,16 +75,26 @@ def time_command(command: str, limit_s: float) -> dict:
     try:
         proc = subprocess.run(
             [sys.executable, *shlex.split(command)[1:]],  # "python" as this interpreter
-            cwd=ROOT, capture_output=True, text=True, timeout=limit_s, check=False,
-        )  # fmt: skip
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=limit_s,
+            check=False,
+        )
         status = proc.returncode
         tail = (proc.stderr or proc.stdout)[-300:]
     except subprocess.TimeoutExpired:
         status, tail = "timeout", ""
     seconds = round(time.monotonic() - start, 1)
     left = sorted(untracked() - before)
-    return {"command": command, "seconds": seconds, "status": status, "load_at_start": round(load, 2),
-            "left_in_repo": left, "tail": tail if status not in (0, "timeout") else ""}  # fmt: skip
+    return {
+        "command": command,
+        "seconds": seconds,
+        "status": status,
+        "load_at_start": round(load, 2),
+        "left_in_repo": left,
+        "tail": tail if status not in (0, "timeout") else "",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

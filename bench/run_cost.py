@@ -32,8 +32,13 @@ def measure(encoder, task: str, train: int, evals: int) -> dict:  # noqa: ANN001
     with tempfile.TemporaryDirectory(prefix="cl-cost-") as tmp:
         os.environ["CONTEXTLENS_CACHE_DIR"] = tmp
         t0 = time.perf_counter()
-        res = probe_layers(encoder, task, max_train_sentences=train,
-                           max_dev_sentences=evals, max_test_sentences=evals)  # fmt: skip
+        res = probe_layers(
+            encoder,
+            task,
+            max_train_sentences=train,
+            max_dev_sentences=evals,
+            max_test_sentences=evals,
+        )
         wall = time.perf_counter() - t0
     m = res.meta
     return {
@@ -52,20 +57,28 @@ def costs_of(run: dict, runs: list[dict]):  # noqa: ANN201 - RunCost
     model on the same data set (the task does not change what is encoded)."""
     from probing.probes.cost import RunCost
 
-    same_data = [r[size] for r in runs for size in SIZES
-                 if r["model"] == run["model"] and r["dataset"] == run["dataset"] and r is not run]  # fmt: skip
+    same_data = [
+        r[size]
+        for r in runs
+        for size in SIZES
+        if r["model"] == run["model"] and r["dataset"] == run["dataset"] and r is not run
+    ]
     return RunCost.from_runs([run[size] for size in SIZES], same_data)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--models", nargs="*", default=["minilm-l6", "elmo-mini"])
     p.add_argument("--tasks", nargs="*", default=list(TASKS))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default="results/run_costs.json")
-    p.add_argument("--refit", action="store_true",
-                   help="recompute the costs from the runs already in --out (no measuring)")  # fmt: skip
+    p.add_argument(
+        "--refit",
+        action="store_true",
+        help="recompute the costs from the runs already in --out (no measuring)",
+    )
     args = p.parse_args(argv)
     import torch
 
@@ -81,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         measure(encoder, "pos", *SIZES["small"])  # warm-up
         for task in args.tasks:
             sizes = {name: measure(encoder, task, *size) for name, size in SIZES.items()}
-            runs.append({"model": model, "task": task, "dataset": TASK_SETS[task].default_dataset,
-                         **sizes})  # fmt: skip
+            runs.append(
+                {"model": model, "task": task, "dataset": TASK_SETS[task].default_dataset, **sizes}
+            )
             print(runs[-1], flush=True)
     rows = [cost_row(r["model"], r["task"], costs_of(r, runs)) for r in runs]
     record = {

@@ -66,8 +66,10 @@ def main() -> None:
         print(rows[-1], flush=True)
     same = all(c == csvs[0] for c in csvs)
     print(f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {date.today()}")
-    print("| executor | workers | feature cache | cells | wall s | extraction s (sum) | "
-          "fitting s (sum) | s per cell (median) |")  # fmt: skip
+    print(
+        "| executor | workers | feature cache | cells | wall s | extraction s (sum) | "
+        "fitting s (sum) | s per cell (median) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print(f"\nresults.csv byte-identical across all runs: {same}")

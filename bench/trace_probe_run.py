@@ -33,9 +33,25 @@ import time
 from collections import Counter
 from pathlib import Path
 
-DEFAULT_RUN = ["--model", "minilm-l6", "--task", "pos", "--max-train-sentences", "40",
-               "--max-dev-sentences", "10", "--max-test-sentences", "20", "--layers", "0,3",
-               "--n-boot", "20", "--quiet", "--plotlyjs", "cdn"]  # fmt: skip
+DEFAULT_RUN = [
+    "--model",
+    "minilm-l6",
+    "--task",
+    "pos",
+    "--max-train-sentences",
+    "40",
+    "--max-dev-sentences",
+    "10",
+    "--max-test-sentences",
+    "20",
+    "--layers",
+    "0,3",
+    "--n-boot",
+    "20",
+    "--quiet",
+    "--plotlyjs",
+    "cdn",
+]
 
 
 def trace(argv: list[str], package_dir: Path) -> dict:
@@ -95,8 +111,11 @@ def trace(argv: list[str], package_dir: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--root", default=str(Path(__file__).resolve().parents[1]),
-                   help="checkout whose probing/ runs (default: this one)")  # fmt: skip
+    p.add_argument(
+        "--root",
+        default=str(Path(__file__).resolve().parents[1]),
+        help="checkout whose probing/ runs (default: this one)",
+    )
     p.add_argument("--json", help="also write the counts here")
     p.add_argument("probe", nargs="*", help="probe options after --")
     args = p.parse_args(argv)
@@ -110,10 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             (Path(tmp) / "cache" / "models").symlink_to(models)
         run = args.probe or [*DEFAULT_RUN, "--out", str(Path(tmp) / "out")]
         counts = trace(run, root / "probing")
-    print(f"probe {' '.join(run)}\nrc {counts['rc']}, {counts['seconds']} s traced; "
-          f"{counts['files']} files of probing/ entered; "
-          f"{counts['re_entries_total']} re-entries (down and back up into a file), "
-          f"{sum(counts['callbacks'].values())} calls back through a function value")  # fmt: skip
+    print(
+        f"probe {' '.join(run)}\nrc {counts['rc']}, {counts['seconds']} s traced; "
+        f"{counts['files']} files of probing/ entered; "
+        f"{counts['re_entries_total']} re-entries (down and back up into a file), "
+        f"{sum(counts['callbacks'].values())} calls back through a function value"
+    )
     for f, n in counts["re_entries"].items():
         print(f"  re-entered {n:>4}x  {f}   e.g. {counts['re_entry_example'][f]}")
     for f, n in counts["callbacks"].items():

@@ -157,8 +157,17 @@ def server_paths() -> list[str]:
     import sys
     import tempfile
 
-    roots = [data_dir(), cache_dir(), REPO_ROOT, MODELS_DIR, SHARED_DATA, Path.home(),
-             Path(tempfile.gettempdir()), Path(sys.prefix), Path.cwd()]  # fmt: skip
+    roots = [
+        data_dir(),
+        cache_dir(),
+        REPO_ROOT,
+        MODELS_DIR,
+        SHARED_DATA,
+        Path.home(),
+        Path(tempfile.gettempdir()),
+        Path(sys.prefix),
+        Path.cwd(),
+    ]
     out: set[str] = set()
     for root in roots:
         for form in (root, root.expanduser(), root.resolve(), root.absolute()):

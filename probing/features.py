@@ -561,10 +561,12 @@ def load_features(folder: str | os.PathLike[str], key: str | None = None) -> Fea
         static = np.load(folder / "static.npy", mmap_mode="r")
         words = np.load(folder / "words.npy", allow_pickle=False)
         sentence_index = np.load(folder / "sentence_index.npy", allow_pickle=False)
-        fields = LabelFields({
-            name: np.load(folder / f"label_{i}.npy", mmap_mode="r")
-            for i, name in enumerate(manifest["fields"])
-        })  # fmt: skip
+        fields = LabelFields(
+            {
+                name: np.load(folder / f"label_{i}.npy", mmap_mode="r")
+                for i, name in enumerate(manifest["fields"])
+            }
+        )
         sents = json.loads((folder / "sentences.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError) as exc:
         raise CorruptCacheError(f"{folder}: unreadable ({exc})") from exc
@@ -736,8 +738,17 @@ def _build(
             feature_cache.reserve(tmp / name)
         if journal is not None:
             journal.arrays([store, static])
-        encode_into(encoder, sentences, layer_ids, pooling, store, static, progress, batch_size,
-                    journal=journal)  # fmt: skip
+        encode_into(
+            encoder,
+            sentences,
+            layer_ids,
+            pooling,
+            store,
+            static,
+            progress,
+            batch_size,
+            journal=journal,
+        )
         store.flush()
         static.flush()
         del store, static

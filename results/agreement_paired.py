@@ -50,12 +50,17 @@ def main() -> int:
             w = mask.astype(float)
             pe, de = boot.ratio_draws(e * w, w)
             pm, dm = boot.ratio_draws(m * w, w)
-            rows.append({
-                "source": source, "by": by, "value": value, "n": int(w.sum()),
-                **est_fields("elmo_mini", interval(pe, de, int(w.sum()))),
-                **est_fields("minilm_l6_mlm", interval(pm, dm, int(w.sum()))),
-                **est_fields("elmo_minus_minilm", interval(pe - pm, de - dm, int(w.sum()))),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "source": source,
+                    "by": by,
+                    "value": value,
+                    "n": int(w.sum()),
+                    **est_fields("elmo_mini", interval(pe, de, int(w.sum()))),
+                    **est_fields("minilm_l6_mlm", interval(pm, dm, int(w.sum()))),
+                    **est_fields("elmo_minus_minilm", interval(pe - pm, de - dm, int(w.sum()))),
+                }
+            )
     payload = {
         "what": "agreement accuracy, elmo-mini forward LM (left context) vs minilm-l6-mlm "
         "(masked verb, both sides), on the same cases; paired sentence-bootstrap intervals",

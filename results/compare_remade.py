@@ -33,8 +33,11 @@ def differences(a: object, b: object, path: tuple = ()) -> list[str]:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{'.'.join(map(str, path))}: {len(a)} vs {len(b)} items"]
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
-                for d in differences(x, y, path + (i,))]  # fmt: skip
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in differences(x, y, path + (i,))
+        ]
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return []
     if a != b or type(a) is not type(b):
@@ -51,8 +54,12 @@ def compare_run(stem: str, remade: Path, reference: Path) -> tuple[list[str], li
     ca, cb = (d.get("meta", {}).get("command") for d in (a, b))
     if ca != cb:
         notes.append(f"command: {ca!r}\n      vs  {cb!r}")
-    for rel in (f"{stem}.csv", f"probes/{stem}.json", f"probes/{stem}.safetensors",
-                f"sentence-scores/{stem}.safetensors"):  # fmt: skip
+    for rel in (
+        f"{stem}.csv",
+        f"probes/{stem}.json",
+        f"probes/{stem}.safetensors",
+        f"sentence-scores/{stem}.safetensors",
+    ):
         fa, fb = remade / rel, reference / rel
         if fa.is_file() and fb.is_file():
             if fa.read_bytes() != fb.read_bytes():

@@ -42,15 +42,19 @@ def note_for(results: ProbeResults) -> str:
     same = results.meta.same_train_words_for_all_seeds
     seeds = results.meta.seeds or [results.meta.seed or 0]
     if same and len(seeds) > 1:
-        return (f"per-sentence scores re-applied from the saved probes; every one of the "
-                f"seeds {seeds} trains the task probe on the same (all) training words and "
-                f"the fit is deterministic, so the task score has no seed variance and the "
-                f"two-level bootstrap reduces to the sentence bootstrap")  # fmt: skip
+        return (
+            f"per-sentence scores re-applied from the saved probes; every one of the "
+            f"seeds {seeds} trains the task probe on the same (all) training words and "
+            f"the fit is deterministic, so the task score has no seed variance and the "
+            f"two-level bootstrap reduces to the sentence bootstrap"
+        )
     if len(seeds) > 1:
-        return (f"per-sentence scores of the first seed's saved probe only: the seeds {seeds} "
-                f"each drew their own training sample, and only seed {seeds[0]}'s probe was "
-                f"saved, so this table does not fold in seed variance (the committed "
-                f"rows' values are means over seeds)")  # fmt: skip
+        return (
+            f"per-sentence scores of the first seed's saved probe only: the seeds {seeds} "
+            f"each drew their own training sample, and only seed {seeds[0]}'s probe was "
+            f"saved, so this table does not fold in seed variance (the committed "
+            f"rows' values are means over seeds)"
+        )
     return "per-sentence scores re-applied from the saved probes; one seed (none folded in)"
 
 
@@ -96,18 +100,27 @@ def main(argv: list[str] | None = None) -> int:
         saved = SavedProbes.load(stem)
         if results.model not in encoders:
             encoders[results.model] = load_encoder(results.model)
-        given = [f for f in args.test_features
-                 if f.name.startswith(f"{results.model}__{results.dataset}__test__")]  # fmt: skip
+        given = [
+            f
+            for f in args.test_features
+            if f.name.startswith(f"{results.model}__{results.dataset}__test__")
+        ]
         if given:
             test = load_features(given[0])
         else:
-            test = extract_features(encoders[results.model], results.dataset, "test", None,
-                                    layers=saved.layers)  # fmt: skip
+            test = extract_features(
+                encoders[results.model], results.dataset, "test", None, layers=saved.layers
+            )
         refit = args.refit_seeds and _own_samples(results)
         if refit:
-            train = extract_features(encoders[results.model], results.dataset, "train", None,
-                                     layers=saved.layers,
-                                     max_sentences=results.meta.max_train_sentences)  # fmt: skip
+            train = extract_features(
+                encoders[results.model],
+                results.dataset,
+                "train",
+                None,
+                layers=saved.layers,
+                max_sentences=results.meta.max_train_sentences,
+            )
             counts = refit_seeds(results, saved, train, test)
         else:
             counts = reapplied_counts(results, saved, test)
@@ -118,8 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: {a:.5f} vs {b:.5f}")
         single_seed_probe = _own_samples(results) and not refit
         if worst > TOLERANCE and not single_seed_probe:
-            print(f"{path.stem}: saved probes do not reproduce the committed scores; skipped",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{path.stem}: saved probes do not reproduce the committed scores; skipped",
+                file=sys.stderr,
+            )
             continue
         source = f"re-applied results/probes/{path.stem}.safetensors to the test features"
         counts.info["reapplied_vs_committed"] = check

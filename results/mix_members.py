@@ -68,8 +68,14 @@ def one_seed(train, dev, test, seed: int, words: int, Cs: dict[int, float]) -> d
     X, (mean, std) = standardise_layers(tr.layers)
     for k in range(1, len(layers) + 1):
         mix = ScalarMixProbe(max_train_words=None, random_state=seed)
-        mix.fit(X[:k], tr.labels, dev.layers[:k], dev.labels, layers=layers[:k],
-                standardised=(mean[:k], std[:k]))  # fmt: skip
+        mix.fit(
+            X[:k],
+            tr.labels,
+            dev.layers[:k],
+            dev.labels,
+            layers=layers[:k],
+            standardised=(mean[:k], std[:k]),
+        )
         out[f"mix 0..{layers[k - 1]}"] = mix.predict(test.layers[:k])
         out[f"weights 0..{layers[k - 1]}"] = np.asarray(mix.weights_)
     return out
@@ -101,12 +107,19 @@ def run(model: str, task: str, args: argparse.Namespace) -> dict:
     seeds = tuple(range(args.seeds))
     sentence, n_sent = test.sentence_index, len(test.sent_ids)
     names = [f"layer {la}" for la in layers] + [f"mix 0..{la}" for la in layers]
-    cells = {n: SentenceCounts.from_predictions("accuracy", test.labels, [p[n] for p in preds],
-                                                sentence, n_sent, seeds) for n in names}  # fmt: skip
+    cells = {
+        n: SentenceCounts.from_predictions(
+            "accuracy", test.labels, [p[n] for p in preds], sentence, n_sent, seeds
+        )
+        for n in names
+    }
     unit = unit_of(dataset)
     counts = StoredCounts(unit, n_sent, cells, {"train_words": args.train_words})
-    save_counts(counts, args.out / f"{stem}.safetensors",
-                f"results/mix_members.py: {args.train_words} training words per seed")  # fmt: skip
+    save_counts(
+        counts,
+        args.out / f"{stem}.safetensors",
+        f"results/mix_members.py: {args.train_words} training words per seed",
+    )
     engine = Engine(n_boot=1000, seed=0)
     reps = {n: engine.replicates(n, c, unit) for n, c in cells.items()}
     members = {la: reps[f"layer {la}"] for la in layers}
@@ -114,8 +127,13 @@ def run(model: str, task: str, args: argparse.Namespace) -> dict:
     rows = []
     for i, la in enumerate(layers):
         d = mix_vs_best_member(mixes[la], {m: members[m] for m in layers[: i + 1]})
-        rows.append({"layers": layers[: i + 1], **d.as_dict(),
-                     "below_beyond_noise": bool(d.called and d.value < 0)})  # fmt: skip
+        rows.append(
+            {
+                "layers": layers[: i + 1],
+                **d.as_dict(),
+                "below_beyond_noise": bool(d.called and d.value < 0),
+            }
+        )
     cog_best = centre_of_gravity_replicates("CoG running best", members)
     cog_mix = centre_of_gravity_replicates("CoG cumulative mixes", mixes, cumulative=False)
     cog_diff = compare(cog_mix, cog_best)
@@ -124,35 +142,56 @@ def run(model: str, task: str, args: argparse.Namespace) -> dict:
         idx = np.random.default_rng(0).integers(0, len(r.points), (r.draws.shape[1], len(r.points)))
         two = np.nanmean(r.draws[idx, np.arange(r.draws.shape[1])[:, None]], axis=1)
         lo, hi = np.quantile(two, [0.025, 0.975])
-        return {"value": r.value, "ci_low": float(lo), "ci_high": float(hi),
-                "per_seed": [float(x) for x in r.points]}  # fmt: skip
+        return {
+            "value": r.value,
+            "ci_low": float(lo),
+            "ci_high": float(hi),
+            "per_seed": [float(x) for x in r.points],
+        }
 
     data = {
-        "model": model, "task": task, "dataset": dataset,
-        "settings": {"train_sentences": args.train_sentences, "train_words": args.train_words,
-                     "dev_sentences": args.dev_sentences, "test_sentences": n_sent,
-                     "test_words": int(test.n_words), "seeds": list(seeds),
-                     "C": {str(k): v for k, v in Cs.items()},
-                     "mix": "ScalarMixProbe defaults: 8 epochs, batch 256, best dev epoch"},
+        "model": model,
+        "task": task,
+        "dataset": dataset,
+        "settings": {
+            "train_sentences": args.train_sentences,
+            "train_words": args.train_words,
+            "dev_sentences": args.dev_sentences,
+            "test_sentences": n_sent,
+            "test_words": int(test.n_words),
+            "seeds": list(seeds),
+            "C": {str(k): v for k, v in Cs.items()},
+            "mix": "ScalarMixProbe defaults: 8 epochs, batch 256, best dev epoch",
+        },
         "method": METHOD + "; mix vs best member: called without Holm (the strict reading)",
         "scores": {n: summary(r) for n, r in reps.items()},
         "mix_vs_best_member": rows,
-        "cog": {"running_best": summary(cog_best), "cumulative_mixes": summary(cog_mix),
-                "mixes_minus_running_best": cog_diff.as_dict()},
-        "weights": {f"seed {s}": {k: [float(w) for w in v] for k, v in p.items()
-                                  if k.startswith("weights")} for s, p in enumerate(preds)},
-        "cost": {"cpu_s": round(time.process_time() - t_cpu, 1),
-                 "wall_s": round(time.time() - t_wall, 1),
-                 "load_average_end": list(os.getloadavg())},
-        "command": "PYTHONPATH=. python results/mix_members.py --model " + model
+        "cog": {
+            "running_best": summary(cog_best),
+            "cumulative_mixes": summary(cog_mix),
+            "mixes_minus_running_best": cog_diff.as_dict(),
+        },
+        "weights": {
+            f"seed {s}": {k: [float(w) for w in v] for k, v in p.items() if k.startswith("weights")}
+            for s, p in enumerate(preds)
+        },
+        "cost": {
+            "cpu_s": round(time.process_time() - t_cpu, 1),
+            "wall_s": round(time.time() - t_wall, 1),
+            "load_average_end": list(os.getloadavg()),
+        },
+        "command": "PYTHONPATH=. python results/mix_members.py --model "
+        + model
         + f" --task {task} --train-sentences {args.train_sentences} --train-words "
         f"{args.train_words} --dev-sentences {args.dev_sentences} --seeds {args.seeds}",
-    }  # fmt: skip
+    }
     atomic_write_json(args.out / f"{stem}.json", data, indent=1)
     for r in rows:
-        print(f"  mix 0..{r['layers'][-1]} − best member ({r['b']}): {r['diff'] * 100:+.2f} "
-              f"[{r['ci_low'] * 100:+.2f}, {r['ci_high'] * 100:+.2f}] points, p {r['p']:.3f}"
-              + ("  BELOW" if r["below_beyond_noise"] else ""))  # fmt: skip
+        print(
+            f"  mix 0..{r['layers'][-1]} − best member ({r['b']}): {r['diff'] * 100:+.2f} "
+            f"[{r['ci_low'] * 100:+.2f}, {r['ci_high'] * 100:+.2f}] points, p {r['p']:.3f}"
+            + ("  BELOW" if r["below_beyond_noise"] else "")
+        )
     return data
 
 

@@ -12,8 +12,11 @@ from probing.probes.results import ProbeResults
 
 
 def ci(row, prefix: str = "") -> str:  # noqa: ANN001
-    v, lo, hi = row[prefix or "value"], row[f"{prefix}_ci_low" if prefix else "ci_low"], row[
-        f"{prefix}_ci_high" if prefix else "ci_high"]  # fmt: skip
+    v, lo, hi = (
+        row[prefix or "value"],
+        row[f"{prefix}_ci_low" if prefix else "ci_low"],
+        row[f"{prefix}_ci_high" if prefix else "ci_high"],
+    )
     if v != v:
         return ""
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{v:.3f}"
@@ -26,9 +29,11 @@ def tagging(r: ProbeResults) -> str:
     mdl = t[(t.probe == "linear") & (t.metric == "mdl_kbits")].set_index("layer")
     comp = t[(t.probe == "linear") & (t.metric == "compression")].set_index("layer")
     names = r.meta.get("layer_names") or []
-    out = ["| layer | accuracy [95 % CI] | sd | macro-F1 | control acc. [CI] | selectivity [CI] "
-           "| MDL kbits task / control | compression task / control |",
-           "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        "| layer | accuracy [95 % CI] | sd | macro-F1 | control acc. [CI] | selectivity [CI] "
+        "| MDL kbits task / control | compression task / control |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for layer, row in acc.iterrows():
         name = names[layer] if layer < len(names) else str(layer)
         m = mdl.loc[layer] if layer in mdl.index else None
@@ -36,9 +41,12 @@ def tagging(r: ProbeResults) -> str:
         out.append(
             f"| {layer} ({name}) | {ci(row)} | {row['sd']:.3f} | {f1.loc[layer, 'value']:.3f} "
             f"| {ci(row, 'control')} | {ci(row, 'selectivity')} "
-            + (f"| {m['value']:.1f} / {m['control']:.1f} | {c['value']:.2f} / {c['control']:.2f} |"
-               if m is not None else "| | |")
-        )  # fmt: skip
+            + (
+                f"| {m['value']:.1f} / {m['control']:.1f} | {c['value']:.2f} / {c['control']:.2f} |"
+                if m is not None
+                else "| | |"
+            )
+        )
     out.append("")
     out.append("| reference | accuracy [95 % CI] | macro-F1 |")
     out.append("|---|---|---|")
@@ -60,8 +68,10 @@ def summary(r: ProbeResults) -> str:
     if len(best):
         b = best.iloc[0]
         parts.append(f"best layer chosen on dev: **{int(b['layer'])}** (test {ci(b)})")
-    for probe, label in (("cog_running_best", "centre of gravity, running best of single layers"),
-                         ("cog_cumulative_mix", "centre of gravity, Tenney's cumulative mixes")):  # fmt: skip
+    for probe, label in (
+        ("cog_running_best", "centre of gravity, running best of single layers"),
+        ("cog_cumulative_mix", "centre of gravity, Tenney's cumulative mixes"),
+    ):
         rows = t[t.probe == probe]
         if len(rows):
             c = rows.iloc[0]
@@ -69,16 +79,22 @@ def summary(r: ProbeResults) -> str:
     if r.scalar_mix:
         m = r.scalar_mix
         w = " / ".join(f"{x:.2f}" for x in m["weights"])
-        parts.append(f"scalar-mix weights {w}, γ {m['gamma']:.2f}, expected layer "
-                     f"{m['expected_layer']:.2f}")  # fmt: skip
+        parts.append(
+            f"scalar-mix weights {w}, γ {m['gamma']:.2f}, expected layer {m['expected_layer']:.2f}"
+        )
     meta = r.meta
     if meta.get("C"):
-        parts.append(f"C = {sorted(set(meta['C'].values()))} ({meta.get('C_selection')}"
-                     + ("; at the grid's edge" if meta.get("C_at_grid_edge") else "") + ")")  # fmt: skip
+        parts.append(
+            f"C = {sorted(set(meta['C'].values()))} ({meta.get('C_selection')}"
+            + ("; at the grid's edge" if meta.get("C_at_grid_edge") else "")
+            + ")"
+        )
     if r.task != "wsd":
-        parts.append(f"train words per fit {meta.get('n_train_words')}, dev words "
-                     f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
-                     f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}")  # fmt: skip
+        parts.append(
+            f"train words per fit {meta.get('n_train_words')}, dev words "
+            f"{meta.get('n_dev_words')}, test words {meta.get('n_test_words')} "
+            f"({meta.get('n_test_sentences')} sentences), seeds {meta.get('seeds')}"
+        )
     return "; ".join(parts) + "."
 
 
@@ -88,16 +104,27 @@ def wsd(r: ProbeResults) -> str:
     first sense as the backoff) and the baselines."""
     t = r.table
     metrics = ("f1", "precision", "recall", "f1_polysemous", "f1_seen", "f1_backoff")
-    out = ["| probe | F1 [95 % CI] | precision | recall | F1 polysemous | F1 seen lemmas "
-           "(1-NN) | F1 back-off items |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        "| probe | F1 [95 % CI] | precision | recall | F1 polysemous | F1 seen lemmas "
+        "(1-NN) | F1 back-off items |",
+        "|---|---|---|---|---|---|---|",
+    ]
     layers = list(r.layer_scores("f1")["layer"])
     order = [("1nn", layer, f"1-NN layer {int(layer)}") for layer in layers]
-    order += [("1nn_leaky_backoff", layer, f"1-NN layer {int(layer)}, first-sense backoff "
-               "(leaks)") for layer in layers]  # fmt: skip
-    order += [(p, None, label) for p, label in (
-        ("first_sense", "first_sense (leaks)"), ("semcor_mfs", "semcor_mfs"),
-        ("semcor_mfs_leaky_backoff", "semcor_mfs, first-sense backoff (leaks)"),
-        ("semcor_mfs_train_only", "semcor_mfs_train_only"), ("static_1nn", "static_1nn"))]  # fmt: skip
+    order += [
+        ("1nn_leaky_backoff", layer, f"1-NN layer {int(layer)}, first-sense backoff (leaks)")
+        for layer in layers
+    ]
+    order += [
+        (p, None, label)
+        for p, label in (
+            ("first_sense", "first_sense (leaks)"),
+            ("semcor_mfs", "semcor_mfs"),
+            ("semcor_mfs_leaky_backoff", "semcor_mfs, first-sense backoff (leaks)"),
+            ("semcor_mfs_train_only", "semcor_mfs_train_only"),
+            ("static_1nn", "static_1nn"),
+        )
+    ]
     for probe, layer, label in order:
         rows = t[(t.probe == probe) & ((t.layer == layer) if layer is not None else t.layer.isna())]
         if not len(rows):
@@ -113,11 +140,13 @@ def wsd(r: ProbeResults) -> str:
     out.append("")
     out.append(summary(r))
     m = r.meta
-    out.append(f"\nTest instances {m.get('n_test_instances')} (placeholders left out: "
-               f"{m.get('n_test_placeholders_left_out')}), seen-lemma rate "
-               f"{m.get('test_seen_lemma_rate', math.nan):.3f}, polysemous rate "
-               f"{m.get('test_polysemous_rate', math.nan):.3f}, train instances "
-               f"{m.get('n_train_instances')}.")  # fmt: skip
+    out.append(
+        f"\nTest instances {m.get('n_test_instances')} (placeholders left out: "
+        f"{m.get('n_test_placeholders_left_out')}), seen-lemma rate "
+        f"{m.get('test_seen_lemma_rate', math.nan):.3f}, polysemous rate "
+        f"{m.get('test_polysemous_rate', math.nan):.3f}, train instances "
+        f"{m.get('n_train_instances')}."
+    )
     return "\n".join(out)
 
 

@@ -49,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     first_right = np.array([first(k) == g for k, g in zip(keys_u, gold_u, strict=True)])
     mono = np.array([wordnet_sense_count(k) == 1 for k in keys_u])
     mono_right = int(np.sum(mono & first_right))  # one sense: it is the first
-    print(f"test items {len(test)}, unseen lemma {unseen.sum()} ({unseen.mean():.1%}); "
-          f"first sense right on {first_right.mean():.1%} of them; {mono.sum()} have one "
-          f"WordNet sense ({mono_right} right), {(~mono).sum()} get no answer")  # fmt: skip
+    print(
+        f"test items {len(test)}, unseen lemma {unseen.sum()} ({unseen.mean():.1%}); "
+        f"first sense right on {first_right.mean():.1%} of them; {mono.sum()} have one "
+        f"WordNet sense ({mono_right} right), {(~mono).sum()} get no answer"
+    )
     for path in args.results:
         d = json.loads(path.read_text(encoding="utf-8"))
         rows = {(r["probe"], r["layer"], r["metric"]): r for r in d["results"]}
@@ -66,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
             p, rec = right / answered, right / len(test)
             f1 = 2 * p * rec / (p + rec)
             leaky = rows[("1nn", layer, "f1")]["value"]
-            print(f"  layer {layer}: leaky F1 {leaky:.4f}; non-leaky P {p:.4f} R {rec:.4f} "
-                  f"F1 {f1:.4f} ({(leaky - f1) * 100:+.2f} points from the leak)")  # fmt: skip
+            print(
+                f"  layer {layer}: leaky F1 {leaky:.4f}; non-leaky P {p:.4f} R {rec:.4f} "
+                f"F1 {f1:.4f} ({(leaky - f1) * 100:+.2f} points from the leak)"
+            )
     return 0
 
 

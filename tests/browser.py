@@ -42,9 +42,16 @@ def free_port() -> int:
 
 
 APP_LAUNCH = [
-    sys.executable, "-m", "streamlit", "run", "app.py",
-    "--server.headless", "true", "--browser.gatherUsageStats", "false",
-]  # fmt: skip
+    sys.executable,
+    "-m",
+    "streamlit",
+    "run",
+    "app.py",
+    "--server.headless",
+    "true",
+    "--browser.gatherUsageStats",
+    "false",
+]
 
 
 @contextlib.contextmanager

@@ -24,16 +24,29 @@ from probing import config
 
 # Boxes for one word, one token or one name: tighter than a sentence's limit.
 BOX_LIMITS = {
-    "sc_target": 40, "sc_lemma": 40, "dir_target": 40, "corrupt_target": 40,
-    "fill_mask_follow": 40, "lens_text": 300, "nsp_model": 200, "models_custom": 200,
-    "sweep_folder": 500, "sc_static_path": 1_000,
-}  # fmt: skip
+    "sc_target": 40,
+    "sc_lemma": 40,
+    "dir_target": 40,
+    "corrupt_target": 40,
+    "fill_mask_follow": 40,
+    "lens_text": 300,
+    "nsp_model": 200,
+    "models_custom": 200,
+    "sweep_folder": 500,
+    "sc_static_path": 1_000,
+}
 BOX_NAMES = {
-    "sc_target": "Target word", "sc_lemma": "Lemma", "dir_target": "Word",
-    "corrupt_target": "Target word", "fill_mask_follow": "Follow a token",
-    "lens_text": "Your sentence", "nsp_model": "Checkpoint", "models_custom": "Model id",
-    "sweep_folder": "Sweep folder", "sc_static_path": "Vectors file",
-}  # fmt: skip
+    "sc_target": "Target word",
+    "sc_lemma": "Lemma",
+    "dir_target": "Word",
+    "corrupt_target": "Target word",
+    "fill_mask_follow": "Follow a token",
+    "lens_text": "Your sentence",
+    "nsp_model": "Checkpoint",
+    "models_custom": "Model id",
+    "sweep_folder": "Sweep folder",
+    "sc_static_path": "Vectors file",
+}
 MAX_PARAMS = 40  # query parameters read from one address
 MAX_PARAM_NAME = 40  # characters of a parameter's name
 
@@ -64,8 +77,10 @@ def _refuse_params() -> list[str]:
             )
         elif len(value) > limit:
             del st.query_params[name]
-            notes.append(f"The address's `{name}` parameter has {len(value):,} characters; this "
-                         f"server takes at most {limit:,}. It was ignored.")  # fmt: skip
+            notes.append(
+                f"The address's `{name}` parameter has {len(value):,} characters; this "
+                f"server takes at most {limit:,}. It was ignored."
+            )
     return list(dict.fromkeys(notes))
 
 
@@ -79,8 +94,10 @@ def _refuse_boxes() -> list[str]:
         if isinstance(value, str) and not fits(key, value):
             del st.session_state[key]
             state.forget(key)
-            notes.append(f"{_what(key)} held {len(value):,} characters; this server takes at "
-                         f"most {text_limit(key):,}. It was reset.")  # fmt: skip
+            notes.append(
+                f"{_what(key)} held {len(value):,} characters; this server takes at "
+                f"most {text_limit(key):,}. It was reset."
+            )
     return notes
 
 

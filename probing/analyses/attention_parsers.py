@@ -84,13 +84,20 @@ class ParserScores:
                 lo, hi = _interval(self.correct[:, r, d, layer, head], self.total[:, r], draws)
                 rows.append(
                     {
-                        "relation": rel, "n": int(n_rel[r]), "direction": direction,
-                        "layer": int(layer) + 1, "head": int(head),
-                        "accuracy": float(acc[r, d, layer, head]), "ci_low": lo, "ci_high": hi,
-                        "baseline_offset": OFFSETS[k], "baseline_accuracy": float(base[r, k]),
-                        "baseline_ci_low": b_lo, "baseline_ci_high": b_hi,
+                        "relation": rel,
+                        "n": int(n_rel[r]),
+                        "direction": direction,
+                        "layer": int(layer) + 1,
+                        "head": int(head),
+                        "accuracy": float(acc[r, d, layer, head]),
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "baseline_offset": OFFSETS[k],
+                        "baseline_accuracy": float(base[r, k]),
+                        "baseline_ci_low": b_lo,
+                        "baseline_ci_high": b_hi,
                     }
-                )  # fmt: skip
+                )
         return pd.DataFrame(rows)
 
 

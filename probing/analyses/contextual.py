@@ -157,8 +157,10 @@ class OccurrenceComparison:
             for o, c, f in zip(self.occurrences, contexts, folded, strict=True)
         ]
         out = [f"S{o.sentence + 1} {c}" for o, c in zip(self.occurrences, contexts, strict=True)]
-        return [f"{lab} #{o.index + 1}" if out.count(lab) > 1 else lab
-                for lab, o in zip(out, self.occurrences, strict=True)]  # fmt: skip
+        return [
+            f"{lab} #{o.index + 1}" if out.count(lab) > 1 else lab
+            for lab, o in zip(out, self.occurrences, strict=True)
+        ]
 
     def _context(self, o: Occurrence, after: int) -> str:
         """The previous word, the word, and ``after`` following words."""
@@ -334,8 +336,13 @@ def build_vocabulary(
     progress=None,
 ) -> NeighbourVocabulary:
     """Encode ``sentences`` and keep every word-like occurrence as a neighbour candidate."""
-    encs = encoder.encode([list(s) for s in sentences], pooling=pooling, windowed=True,
-                          batch_size=32, progress=progress)  # fmt: skip
+    encs = encoder.encode(
+        [list(s) for s in sentences],
+        pooling=pooling,
+        windowed=True,
+        batch_size=32,
+        progress=progress,
+    )
     words, contexts, layers, static = [], [], [], []
     for enc in encs:
         keep = [i for i, w in enumerate(enc.words) if _is_wordlike(w)]

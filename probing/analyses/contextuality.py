@@ -166,8 +166,13 @@ def encode_corpus(
     progress: ProgressFn | None = None,
 ) -> CorpusVectors:
     """Encode word-list sentences and keep the word-like occurrences."""
-    encs = encoder.encode([list(s) for s in sentences], pooling=pooling, windowed=True,
-                          batch_size=16, progress=progress)  # fmt: skip
+    encs = encoder.encode(
+        [list(s) for s in sentences],
+        pooling=pooling,
+        windowed=True,
+        batch_size=16,
+        progress=progress,
+    )
     words, sids, layers, static = [], [], [], []
     for s, enc in enumerate(encs):
         keep = [i for i, w in enumerate(enc.words) if is_wordlike(w)]
@@ -263,8 +268,10 @@ def contextuality_table(
     sid = corpus.sentence_ids
     groups = _type_groups(corpus.words, sid, min_count)
     if max_per_type is not None:
-        groups = [g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False))
-                  for g in groups]  # fmt: skip
+        groups = [
+            g if len(g) <= max_per_type else np.sort(rng.choice(g, max_per_type, replace=False))
+            for g in groups
+        ]
     if not groups:
         raise ValueError(
             f"no word type occurs {min_count} or more times in the sample; use more sentences"
@@ -296,27 +303,32 @@ def contextuality_table(
             "intra_sentence": _boot_ci(intras, sent_picks),
             "mev": _boot_ci(mevs, type_picks),
         }
-        rows.append({
-            "model": corpus.model,
-            "layer": layer,
-            "layer_name": name,
-            "depth": layer / max(n_layers, 1) if layer >= 0 else math.nan,
-            "self_similarity": selfsim,
-            "self_similarity_baseline": baseline,
-            "self_similarity_adjusted": selfsim - baseline,
-            "intra_sentence": intra,
-            "intra_sentence_baseline": baseline,
-            "intra_sentence_adjusted": intra - baseline,
-            "mev": mev,
-            "mev_baseline": mev_base,
-            "mev_adjusted": mev - mev_base,
-            "mev_kind": "centred" if centred else "uncentred",
-            **{f"{k}_ci_{side}": v for k, (lo, hi) in cis.items()
-               for side, v in (("low", lo), ("high", hi))},
-            "n_types": len(groups),
-            "n_occurrences": int(sum(len(g) for g in groups)),
-            "n_sentences": len(sentences),
-        })  # fmt: skip
+        rows.append(
+            {
+                "model": corpus.model,
+                "layer": layer,
+                "layer_name": name,
+                "depth": layer / max(n_layers, 1) if layer >= 0 else math.nan,
+                "self_similarity": selfsim,
+                "self_similarity_baseline": baseline,
+                "self_similarity_adjusted": selfsim - baseline,
+                "intra_sentence": intra,
+                "intra_sentence_baseline": baseline,
+                "intra_sentence_adjusted": intra - baseline,
+                "mev": mev,
+                "mev_baseline": mev_base,
+                "mev_adjusted": mev - mev_base,
+                "mev_kind": "centred" if centred else "uncentred",
+                **{
+                    f"{k}_ci_{side}": v
+                    for k, (lo, hi) in cis.items()
+                    for side, v in (("low", lo), ("high", hi))
+                },
+                "n_types": len(groups),
+                "n_occurrences": int(sum(len(g) for g in groups)),
+                "n_sentences": len(sentences),
+            }
+        )
     return pd.DataFrame(rows)
 
 

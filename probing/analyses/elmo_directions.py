@@ -83,8 +83,12 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
     names = info.layer_names or tuple(str(i) for i in range(ea.n_layers))
     rows = []
     views = DIRECTIONS if info.family == "elmo" else ("fused",)
-    sees = {"forward": "left context", "backward": "right context", "both": "both sides",
-            "fused": "both sides"}  # fmt: skip
+    sees = {
+        "forward": "left context",
+        "backward": "right context",
+        "both": "both sides",
+        "fused": "both sides",
+    }
     for layer in range(ea.n_layers):
         for view in views:
             va, vb = ea.layers[layer, ia], eb.layers[layer, ib]
@@ -92,10 +96,14 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
                 va, vb = direction_vectors(va, view), direction_vectors(vb, view)
             rows.append(
                 {
-                    "model": info.name, "layer": layer, "layer_name": names[layer], "view": view,
-                    "similarity": _cos(va, vb), "sees": "no context" if layer == 0 else sees[view],
+                    "model": info.name,
+                    "layer": layer,
+                    "layer_name": names[layer],
+                    "view": view,
+                    "similarity": _cos(va, vb),
+                    "sees": "no context" if layer == 0 else sees[view],
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(rows)
 
 
@@ -131,9 +139,13 @@ def wsd_by_direction(
     feats = {}
     for split in ("train", "test"):
         f = extract_features(
-            encoder, "semcor", split, "sense", max_sentences=caps[split],
+            encoder,
+            "semcor",
+            split,
+            "sense",
+            max_sentences=caps[split],
             progress=lambda d, t, split=split: report(f"extract {split}", d, t),
-        )  # fmt: skip
+        )
         # One instance per multi-word expression (its first word), as in probe_layers.
         feats[split] = f.select(f.fields["mwe"] != "I") if "mwe" in f.fields else f
     train, test = feats["train"], feats["test"]
@@ -155,11 +167,16 @@ def wsd_by_direction(
                 )
                 rows.append(
                     {
-                        "model": encoder.info.name, "layer": int(layer), "direction": direction,
-                        "metric": metric, "value": est.value, "ci_low": est.ci_low,
-                        "ci_high": est.ci_high, "n": est.n,
+                        "model": encoder.info.name,
+                        "layer": int(layer),
+                        "direction": direction,
+                        "metric": metric,
+                        "value": est.value,
+                        "ci_low": est.ci_low,
+                        "ci_high": est.ci_high,
+                        "n": est.n,
                     }
-                )  # fmt: skip
+                )
             report("fit", li * len(DIRECTIONS) + di + 1, steps)
     table = pd.DataFrame(rows)
     table.attrs["paired"] = _paired(preds, test, seed, n_boot)
@@ -180,11 +197,23 @@ def _paired(preds: dict, test, seed: int, n_boot: int) -> list[dict]:  # noqa: A
         for a, b in (("both", "forward"), ("both", "backward"), ("forward", "backward")):
             pair = np.stack([preds[(layer, a)], preds[(layer, b)]], axis=1)
             est = bootstrap_ci(
-                test.labels, pair, lambda y, p: f1(y, p[:, 0]) - f1(y, p[:, 1]),
-                n_boot=n_boot, seed=seed, groups=test.sentence_index,
-            )  # fmt: skip
-            out.append({"layer": layer, "a": a, "b": b, "f1_difference": est.value,
-                        "ci_low": est.ci_low, "ci_high": est.ci_high})  # fmt: skip
+                test.labels,
+                pair,
+                lambda y, p: f1(y, p[:, 0]) - f1(y, p[:, 1]),
+                n_boot=n_boot,
+                seed=seed,
+                groups=test.sentence_index,
+            )
+            out.append(
+                {
+                    "layer": layer,
+                    "a": a,
+                    "b": b,
+                    "f1_difference": est.value,
+                    "ci_low": est.ci_low,
+                    "ci_high": est.ci_high,
+                }
+            )
     return out
 
 
@@ -213,30 +242,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     refuse_shipped([Path(f"{stem}.csv"), Path(f"{stem}.json")], args.overwrite)
     t0 = time.perf_counter()
     table = wsd_by_direction(
-        args.model, max_train_sentences=args.max_train_sentences,
-        max_test_sentences=args.max_test_sentences, seed=args.seed, n_boot=args.n_boot,
-    )  # fmt: skip
+        args.model,
+        max_train_sentences=args.max_train_sentences,
+        max_test_sentences=args.max_test_sentences,
+        seed=args.seed,
+        n_boot=args.n_boot,
+    )
     stem.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(f"{stem}.csv", index=False, float_format="%.6g")
     meta = {
         "command": "python -m probing.analyses.elmo_directions "
         + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)),
         "method": "1-NN to SemCor training sense centroids, WordNet first-sense backoff",
-        "bootstrap_unit": "sentence", "n_boot": args.n_boot, "seed": args.seed,
-        "eval_split": "test", "timing_s": round(time.perf_counter() - t0, 1),
+        "bootstrap_unit": "sentence",
+        "n_boot": args.n_boot,
+        "seed": args.seed,
+        "eval_split": "test",
+        "timing_s": round(time.perf_counter() - t0, 1),
         "paired_f1_differences": table.attrs.get("paired", []),
-    }  # fmt: skip
+    }
     Path(f"{stem}.json").write_text(
         json.dumps({"meta": meta, "results": table.to_dict("records")}, indent=1) + "\n",
         encoding="utf-8",
     )
     f1 = table[table["metric"] == "f1"]
     for _, r in f1.iterrows():
-        print(f"layer {r['layer']} {r['direction']:>8}  F1 {r['value']:.3f} "
-              f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]")  # fmt: skip
+        print(
+            f"layer {r['layer']} {r['direction']:>8}  F1 {r['value']:.3f} "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        )
     for d in table.attrs.get("paired", []):
-        print(f"layer {d['layer']} {d['a']} - {d['b']}: {d['f1_difference']:+.3f} "
-              f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")  # fmt: skip
+        print(
+            f"layer {d['layer']} {d['a']} - {d['b']}: {d['f1_difference']:+.3f} "
+            f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+        )
     return 0
 
 

@@ -132,8 +132,10 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    kwargs = {"local_files_only": hub.hub_offline() or Path(source).is_dir(),
-              "trust_remote_code": False}  # fmt: skip
+    kwargs = {
+        "local_files_only": hub.hub_offline() or Path(source).is_dir(),
+        "trust_remote_code": False,
+    }
     try:
         config = AutoConfig.from_pretrained(source, **kwargs)
         if config.model_type != "bert":

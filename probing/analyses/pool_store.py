@@ -33,9 +33,16 @@ def pool_key(encoder, dataset: str, split: str, pooling: str, size: int) -> str:
     from probing.features import dataset_fingerprint, model_fingerprint
 
     dtype = getattr(encoder, "dtype", "float32")
-    spec = {"format": FORMAT, "model": model_fingerprint(encoder), "dtype": str(dtype),
-            "dataset": dataset, "split": split, "data": dataset_fingerprint(dataset, split),
-            "pooling": pooling, "size": size}  # fmt: skip
+    spec = {
+        "format": FORMAT,
+        "model": model_fingerprint(encoder),
+        "dtype": str(dtype),
+        "dataset": dataset,
+        "split": split,
+        "data": dataset_fingerprint(dataset, split),
+        "pooling": pooling,
+        "size": size,
+    }
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
 
@@ -64,8 +71,13 @@ def save_pool(key: str, fields: dict, layers: np.ndarray, static: np.ndarray) ->
     stem = pool_dir() / key
     stem.parent.mkdir(parents=True, exist_ok=True)
     # C order: safetensors writes the buffer as it lies (a transposed view came back scrambled)
-    arrays = {"layers": np.ascontiguousarray(layers, dtype=np.float16),
-              "static": np.ascontiguousarray(static, dtype=np.float16)}  # fmt: skip
-    atomic_write(stem.with_suffix(".safetensors"), lambda tmp: save_file(arrays, str(tmp)),
-                 suffix=".safetensors")  # fmt: skip
+    arrays = {
+        "layers": np.ascontiguousarray(layers, dtype=np.float16),
+        "static": np.ascontiguousarray(static, dtype=np.float16),
+    }
+    atomic_write(
+        stem.with_suffix(".safetensors"),
+        lambda tmp: save_file(arrays, str(tmp)),
+        suffix=".safetensors",
+    )
     atomic_write_json(stem.with_suffix(".json"), {"format": FORMAT, **fields}, indent=None)

@@ -170,13 +170,19 @@ def _rows(task, per_layer, words, idx, truth, extra=None) -> pd.DataFrame:  # no
             g = None if truth is None else truth[k]
             out.append(
                 {
-                    "task": task, "word_index": int(i), "word": words[i], "layer": la,
-                    "label": str(pred[k]), "confidence": float(conf[k]),
-                    "final": str(final[k]), "first_layer": int(first[k]),
-                    "gold": g, "correct": None if g is None else bool(pred[k] == g),
+                    "task": task,
+                    "word_index": int(i),
+                    "word": words[i],
+                    "layer": la,
+                    "label": str(pred[k]),
+                    "confidence": float(conf[k]),
+                    "final": str(final[k]),
+                    "first_layer": int(first[k]),
+                    "gold": g,
+                    "correct": None if g is None else bool(pred[k] == g),
                     **(extra(la, k) if extra else {}),
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(out)
 
 
@@ -283,11 +289,18 @@ def _wsd(probe, layers, words, targets) -> pd.DataFrame:  # noqa: ANN001
     glosses = {s: _gloss(s) for s in keys_seen}
     names = {s: sense_label(s) for s in keys_seen}
     table = _rows(
-        "wsd", per_layer, words, idx, None,
-        extra=lambda la, k: {"lemma": keys[k], "source": str(sources[la][k]),
-                             "sense_key": per_layer[la][0][k],
-                             "gloss": glosses[per_layer[la][0][k]]},
-    )  # fmt: skip
+        "wsd",
+        per_layer,
+        words,
+        idx,
+        None,
+        extra=lambda la, k: {
+            "lemma": keys[k],
+            "source": str(sources[la][k]),
+            "sense_key": per_layer[la][0][k],
+            "gloss": glosses[per_layer[la][0][k]],
+        },
+    )
     # Readable labels ("bank.n.2": WordNet's 2nd noun sense of bank); keys stay in sense_key.
     table["label"] = table["label"].map(names)
     table["final"] = table["final"].map(names)

@@ -37,9 +37,17 @@ from probing.errors import EmptyInputError, TooFewSensesError
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
 SUGGESTED_LEMMAS: tuple[tuple[str, str], ...] = (
-    ("bank", "n"), ("line", "n"), ("interest", "n"), ("point", "n"), ("power", "n"),
-    ("play", "v"), ("run", "v"), ("call", "v"), ("work", "v"), ("order", "n"),
-)  # fmt: skip
+    ("bank", "n"),
+    ("line", "n"),
+    ("interest", "n"),
+    ("point", "n"),
+    ("power", "n"),
+    ("play", "v"),
+    ("run", "v"),
+    ("call", "v"),
+    ("work", "v"),
+    ("order", "n"),
+)
 POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "r": "adverb"}
 _SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}  # 5 = adjective satellite
 
@@ -152,8 +160,12 @@ class LemmaOccurrences:
 
     def key(self) -> tuple:
         """A hashable identity of exactly these occurrences (for caches)."""
-        return (self.lemma, self.pos, tuple(self.sent_ids[s] for s in self.sentence_index),
-                tuple(int(i) for i in self.word_index))  # fmt: skip
+        return (
+            self.lemma,
+            self.pos,
+            tuple(self.sent_ids[s] for s in self.sentence_index),
+            tuple(int(i) for i in self.word_index),
+        )
 
     def contexts(self, width: int = 6) -> list[str]:
         """A short context snippet per occurrence, the word in [brackets]."""
@@ -297,8 +309,9 @@ def encode_lemma(
     """Encode the occurrences' sentences (cached per model and occurrence set)."""
 
     def make() -> LemmaVectors:
-        encs = encoder.encode(occ.sentences, pooling=pooling, windowed=True, batch_size=16,
-                              progress=progress)  # fmt: skip
+        encs = encoder.encode(
+            occ.sentences, pooling=pooling, windowed=True, batch_size=16, progress=progress
+        )
         layers = np.stack(
             [encs[s].layers[:, i] for s, i in zip(occ.sentence_index, occ.word_index, strict=True)],
             axis=1,
@@ -405,18 +418,20 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     rows = []
     for layer in [STATIC, *range(n_layers + 1)]:
         x = vectors.space(layer)
-        rows.append({
-            "model": vectors.model,
-            "layer": layer,
-            "layer_name": vectors.space_name(layer),
-            "depth": layer / max(n_layers, 1) if layer >= 0 else float("nan"),
-            "knn_accuracy": one_nn_accuracy(x, senses),
-            "silhouette": silhouette(x, senses),
-            "chance": chance,
-            "majority": majority,
-            "n": len(senses),
-            "n_senses": len(set(senses)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "model": vectors.model,
+                "layer": layer,
+                "layer_name": vectors.space_name(layer),
+                "depth": layer / max(n_layers, 1) if layer >= 0 else float("nan"),
+                "knn_accuracy": one_nn_accuracy(x, senses),
+                "silhouette": silhouette(x, senses),
+                "chance": chance,
+                "majority": majority,
+                "n": len(senses),
+                "n_senses": len(set(senses)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -435,15 +450,27 @@ def external_separability(vectors, occ: LemmaOccurrences, name: str = "GloVe") -
     keep = [i for i, w in enumerate(words) if w in vectors]
     missing = sorted({w for w in words if w not in vectors})
     senses = [occ.senses[i] for i in keep]
-    row = {"model": name, "layer": -2, "layer_name": name, "depth": float("nan"),
-           "knn_accuracy": float("nan"), "silhouette": float("nan"), "chance": float("nan"),
-           "majority": float("nan"), "n": len(keep), "n_senses": len(set(senses)),
-           "missing": ", ".join(missing)}  # fmt: skip
+    row = {
+        "model": name,
+        "layer": -2,
+        "layer_name": name,
+        "depth": float("nan"),
+        "knn_accuracy": float("nan"),
+        "silhouette": float("nan"),
+        "chance": float("nan"),
+        "majority": float("nan"),
+        "n": len(keep),
+        "n_senses": len(set(senses)),
+        "missing": ", ".join(missing),
+    }
     if len(keep) >= 3 and len(set(senses)) >= 2:
         x = np.stack([vectors.vector(words[i]) for i in keep])
-        row.update(knn_accuracy=one_nn_accuracy(x, senses), silhouette=silhouette(x, senses),
-                   chance=chance_accuracy(senses),
-                   majority=Counter(senses).most_common(1)[0][1] / len(senses))  # fmt: skip
+        row.update(
+            knn_accuracy=one_nn_accuracy(x, senses),
+            silhouette=silhouette(x, senses),
+            chance=chance_accuracy(senses),
+            majority=Counter(senses).most_common(1)[0][1] / len(senses),
+        )
     return row
 
 

@@ -71,10 +71,33 @@ def sense_pair_table(comp: OccurrenceComparison, labels: Sequence[str | None]) -
         static = float(comp.static_similarity[ii, jj].mean())
         for layer in range(comp.layers.shape[0]):
             sims = comp.similarity[layer, ii, jj]
-            rows.append((comp.model, layer, comp.layer_names[layer], layer / depth_den, relation,
-                         float(sims.mean()), float(sims.std()), len(pairs), static))  # fmt: skip
-    return pd.DataFrame(rows, columns=["model", "layer", "layer_name", "depth", "relation",
-                                       "cosine", "sd", "n_pairs", "static_cosine"])  # fmt: skip
+            rows.append(
+                (
+                    comp.model,
+                    layer,
+                    comp.layer_names[layer],
+                    layer / depth_den,
+                    relation,
+                    float(sims.mean()),
+                    float(sims.std()),
+                    len(pairs),
+                    static,
+                )
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "layer",
+            "layer_name",
+            "depth",
+            "relation",
+            "cosine",
+            "sd",
+            "n_pairs",
+            "static_cosine",
+        ],
+    )
 
 
 def short_gloss(gloss: str, width: int = 40) -> str:
@@ -126,9 +149,12 @@ _pool_lock = threading.Lock()
 
 
 def semcor_vocabulary(
-    encoder: Encoder, max_occurrences: int = 20_000, pooling: str = "first", progress=None,
+    encoder: Encoder,
+    max_occurrences: int = 20_000,
+    pooling: str = "first",
+    progress=None,
     data_dir=None,
-) -> SenseVocabulary:  # fmt: skip
+) -> SenseVocabulary:
     """Neighbour candidates from SemCor train: ~``max_occurrences`` word occurrences, each
     with its sense where SemCor tags one; encoded once per model and data (kept on disk,
     :mod:`probing.analyses.pool_store`) and held once per process.
@@ -160,8 +186,13 @@ def semcor_vocabulary(
     else:
         pool = _build_semcor_pool(encoder, max_occurrences, pooling, progress, data_dir)
         if disk_key:
-            fields = {"model": encoder.name, "words": pool.words, "contexts": pool.contexts,
-                      "senses": pool.senses, "glosses": pool.glosses}  # fmt: skip
+            fields = {
+                "model": encoder.name,
+                "words": pool.words,
+                "contexts": pool.contexts,
+                "senses": pool.senses,
+                "glosses": pool.glosses,
+            }
             pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
     with _pool_lock:
         _pool_cache[key] = pool
@@ -224,10 +255,34 @@ def sense_neighbours(
                 if ident[0] in skip or ident in seen:
                     continue
                 seen.add(ident)
-                rows.append((pool.model, layer, name, comp.labels[o], len(seen),
-                             pool.words[j], pool.senses[j], pool.glosses[j], float(row[j]),
-                             pool.contexts[j]))  # fmt: skip
+                rows.append(
+                    (
+                        pool.model,
+                        layer,
+                        name,
+                        comp.labels[o],
+                        len(seen),
+                        pool.words[j],
+                        pool.senses[j],
+                        pool.glosses[j],
+                        float(row[j]),
+                        pool.contexts[j],
+                    )
+                )
                 if len(seen) >= k:
                     break
-    return pd.DataFrame(rows, columns=["model", "layer", "layer_name", "occurrence", "rank", "word",
-                                       "sense", "gloss", "cosine", "context"])  # fmt: skip
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "layer",
+            "layer_name",
+            "occurrence",
+            "rank",
+            "word",
+            "sense",
+            "gloss",
+            "cosine",
+            "context",
+        ],
+    )

@@ -39,10 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
     p.add_argument(
-        "--per-sentence", action="store_true",
+        "--per-sentence",
+        action="store_true",
         help="sample single sentences and average per sentence (default: whole documents, "
         "averaged per document as Clark et al. average per example)",
-    )  # fmt: skip
+    )
     p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
     p.add_argument(
         "--parsers", action="store_true", help="also score each head as a dependency parser"

@@ -35,9 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
-        "--uncentred-mev", action="store_true",
+        "--uncentred-mev",
+        action="store_true",
         help="MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)",
-    )  # fmt: skip
+    )
     p.add_argument("--pooling", default="first", choices=POOLINGS)
     p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
     add_overwrite_argument(p)
@@ -71,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
         )
         table.insert(1, "dataset", f"{args.dataset}/{args.split}")
         tables.append(table)
-        print(f"\n{name}: {len(sentences)} sentences, {table['n_types'].iloc[0]} word types "
-              f"with ≥ {args.min_count} occurrences, {time.perf_counter() - start:.1f} s", file=sys.stderr)  # fmt: skip
+        print(
+            f"\n{name}: {len(sentences)} sentences, {table['n_types'].iloc[0]} word types "
+            f"with ≥ {args.min_count} occurrences, {time.perf_counter() - start:.1f} s",
+            file=sys.stderr,
+        )
     result = pd.concat(tables, ignore_index=True)
     result.to_csv(out / "contextuality.csv", index=False)
     settings = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
@@ -89,8 +93,17 @@ def run(args: argparse.Namespace) -> int:
         title=f"Contextuality per layer ({args.dataset}/{args.split}, {len(sentences)} sentences)"
     )
     fig.write_html(out / "contextuality.html", include_plotlyjs=True)
-    cols = ["model", "layer_name", "self_similarity", "self_similarity_adjusted", "intra_sentence",
-            "intra_sentence_adjusted", "mev", "mev_adjusted", "self_similarity_baseline"]  # fmt: skip
+    cols = [
+        "model",
+        "layer_name",
+        "self_similarity",
+        "self_similarity_adjusted",
+        "intra_sentence",
+        "intra_sentence_adjusted",
+        "mev",
+        "mev_adjusted",
+        "self_similarity_baseline",
+    ]
     print(result[cols].round(3).to_string(index=False))
     print(f"wrote {out / 'contextuality.csv'}, .json and .html")
     return 0

@@ -27,8 +27,12 @@ def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") ->
     p.add_argument("--model", default=default_model, help="registry name, folder or hub id")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
-    p.add_argument("--plotlyjs", default="cdn", choices=["inline", "cdn"],
-                   help="embed plotly.js in the HTML (inline) or link it (cdn)")  # fmt: skip
+    p.add_argument(
+        "--plotlyjs",
+        default="cdn",
+        choices=["inline", "cdn"],
+        help="embed plotly.js in the HTML (inline) or link it (cdn)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_overwrite_argument(p)
 
@@ -82,8 +86,12 @@ def add_erase_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, default=3, help="INLP fits (seeds)")
     p.add_argument("--train-sentences", type=int, default=600)
     p.add_argument("--test-sentences", type=int, default=300)
-    p.add_argument("--heldout-sentences", type=int, default=300,
-                   help="sentences whose masked words measure the LM effect")  # fmt: skip
+    p.add_argument(
+        "--heldout-sentences",
+        type=int,
+        default=300,
+        help="sentences whose masked words measure the LM effect",
+    )
     p.add_argument("--no-recovery", action="store_true", help="skip the later-layer probes")
 
 
@@ -102,13 +110,19 @@ def run_erase(args: argparse.Namespace) -> int:
     stem = erase_stem(args.model, dataset, args.task, args.method)
     refuse_shipped(_files(args.out, stem), args.overwrite)
     spec = ErasureSpec(
-        model=args.model, task=args.task, dataset=dataset,
+        model=args.model,
+        task=args.task,
+        dataset=dataset,
         layers=None if args.layers is None or None in args.layers else tuple(args.layers),
         method=args.method,
-        n_random=args.n_random, seeds=args.seeds, train_sentences=args.train_sentences,
-        test_sentences=args.test_sentences, heldout_sentences=args.heldout_sentences,
-        recovery=not args.no_recovery, n_boot=args.n_boot,
-    )  # fmt: skip
+        n_random=args.n_random,
+        seeds=args.seeds,
+        train_sentences=args.train_sentences,
+        test_sentences=args.test_sentences,
+        heldout_sentences=args.heldout_sentences,
+        recovery=not args.no_recovery,
+        n_boot=args.n_boot,
+    )
     encoder = load_encoder(args.model)
     result = run_erasure(encoder, spec, _progress(args.quiet)).to_json()
     from probing.figures.interventions import erasure_figure, recovery_figure
@@ -134,10 +148,17 @@ def run_erase(args: argparse.Namespace) -> int:
 def add_agreement_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``python -m probing agreement``."""
     _common(p)
-    p.add_argument("--patch", action="store_true",
-                   help="also activation patching on the templated minimal pairs")  # fmt: skip
-    p.add_argument("--patch-every", type=int, default=24,
-                   help="patch every N-th templated pair (a fixed stride)")  # fmt: skip
+    p.add_argument(
+        "--patch",
+        action="store_true",
+        help="also activation patching on the templated minimal pairs",
+    )
+    p.add_argument(
+        "--patch-every",
+        type=int,
+        default=24,
+        help="patch every N-th templated pair (a fixed stride)",
+    )
 
 
 def run_agreement(args: argparse.Namespace) -> int:
@@ -161,9 +182,13 @@ def run_agreement(args: argparse.Namespace) -> int:
     say("scoring", 0, 1)
     correct = ag.margins(encoder, prepared) > 0
     rows = ag.summary(cases, prepared.kept, correct, n_boot=args.n_boot)
-    payload: dict = {"model": encoder.name, "rows": rows,
-                     "n_cases": len(cases), "n_scored": len(prepared.kept),
-                     "left_out": "cases whose verb forms are not single pieces"}  # fmt: skip
+    payload: dict = {
+        "model": encoder.name,
+        "rows": rows,
+        "n_cases": len(cases),
+        "n_scored": len(prepared.kept),
+        "left_out": "cases whose verb forms are not single pieces",
+    }
     figures = [agreement_figure(rows, "attractors"), agreement_figure(rows, "distance")]
     if args.patch:
         from probing.interventions.patching import pair_batches, patch_pairs
@@ -195,19 +220,26 @@ def _agreement_bilm(args: argparse.Namespace, encoder, stem: str) -> int:  # noq
     say("scoring (forward LM)", 0, 1)
     correct = bilm.forward_margins(encoder, cases, kept) > 0
     rows = ag.summary(cases, kept, correct, n_boot=args.n_boot)
-    payload: dict = {"model": encoder.name, "rows": rows, "n_cases": len(cases),
-                     "n_scored": len(kept),
-                     "setting": "forward LM, left context only (Linzen et al. 2016): "
-                                "log P(correct form) > log P(wrong form) at the verb",
-                     "left_out": "cases whose verb forms are not both in the LM vocabulary"}  # fmt: skip
+    payload: dict = {
+        "model": encoder.name,
+        "rows": rows,
+        "n_cases": len(cases),
+        "n_scored": len(kept),
+        "setting": "forward LM, left context only (Linzen et al. 2016): "
+        "log P(correct form) > log P(wrong form) at the verb",
+        "left_out": "cases whose verb forms are not both in the LM vocabulary",
+    }
     figures = [agreement_figure(rows, "attractors"), agreement_figure(rows, "distance")]
     if args.patch:
         say("patching (forward LM)", 0, 1)
         pairs = templated_pairs(ag.templated_cases(every=args.patch_every))
         batches = bilm.lm_pair_batches(encoder, pairs)
         payload["patching"] = bilm.patch_pairs_lm(encoder, batches, n_boot=args.n_boot)
-        figures.append(patching_figure(payload["patching"]["roles"],
-                                       "Patching the forward LM: layer × position role"))  # fmt: skip
+        figures.append(
+            patching_figure(
+                payload["patching"]["roles"], "Patching the forward LM: layer × position role"
+            )
+        )
     js = True if args.plotlyjs == "inline" else "cdn"
     _write(Path(args.out), stem, payload, rows, figures, js)
     return 0
@@ -219,10 +251,18 @@ def _agreement_bilm(args: argparse.Namespace, encoder, stem: str) -> int:  # noq
 def add_ablate_heads_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``python -m probing ablate-heads``."""
     _common(p)
-    p.add_argument("--heldout-sentences", type=int, default=150,
-                   help="UD-EWT test sentences whose masked words measure the loss")  # fmt: skip
-    p.add_argument("--agreement-cases", type=int, default=600,
-                   help="UD-EWT agreement cases (evenly spaced) for the agreement change")  # fmt: skip
+    p.add_argument(
+        "--heldout-sentences",
+        type=int,
+        default=150,
+        help="UD-EWT test sentences whose masked words measure the loss",
+    )
+    p.add_argument(
+        "--agreement-cases",
+        type=int,
+        default=600,
+        help="UD-EWT agreement cases (evenly spaced) for the agreement change",
+    )
 
 
 def run_ablate_heads(args: argparse.Namespace) -> int:

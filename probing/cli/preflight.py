@@ -43,8 +43,11 @@ def config_layers(model: str) -> int | None:
     from probing.models.embedded import ELMO_MINI_DIR, minilm_dir
 
     try:
-        folder = {"minilm-l6": minilm_dir, "minilm-l6-mlm": minilm_dir,
-                  "elmo-mini": lambda: ELMO_MINI_DIR}.get(model, lambda: Path(model))()  # fmt: skip
+        folder = {
+            "minilm-l6": minilm_dir,
+            "minilm-l6-mlm": minilm_dir,
+            "elmo-mini": lambda: ELMO_MINI_DIR,
+        }.get(model, lambda: Path(model))()
         if (folder / "options.json").is_file():  # ELMo: the token layer + the LSTM layers
             return int(json.loads((folder / "options.json").read_text("utf-8"))["lstm"]["n_layers"])
         if (folder / "config.json").is_file():

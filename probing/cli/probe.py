@@ -93,9 +93,14 @@ def run(args: argparse.Namespace) -> int:
     if fitted:
         from probing.probes.saved import probe_dir, save_probes
 
-        info = {"model": results.model, "task": results.task, "dataset": results.dataset,
-                "layer_names": results.meta.get("layer_names"), "pooling": settings.pooling,
-                "command": results.meta["command"]}  # fmt: skip
+        info = {
+            "model": results.model,
+            "task": results.task,
+            "dataset": results.dataset,
+            "layer_names": results.meta.get("layer_names"),
+            "pooling": settings.pooling,
+            "command": results.meta["command"],
+        }
         save_probes(fitted, probe_dir(out) / stem, info)
         if results.sentence_counts:
             save_sentence_counts(results, out, stem)
@@ -170,8 +175,11 @@ def write_outputs(results, out: Path, stem: str, plotlyjs: bool | str = "cdn") -
     from probing.figures.probing import write_html
     from probing.io import atomic_write
 
-    atomic_write(out / f"{stem}.csv", lambda p: results.table.to_csv(p, index=False, float_format="%.6g"),
-                 suffix=".csv")  # fmt: skip
+    atomic_write(
+        out / f"{stem}.csv",
+        lambda p: results.table.to_csv(p, index=False, float_format="%.6g"),
+        suffix=".csv",
+    )
     atomic_write(out / f"{stem}.json", results.to_json, suffix=".json")
     atomic_write(out / f"{stem}.html", lambda p: write_html(results, p, plotlyjs), suffix=".html")
 

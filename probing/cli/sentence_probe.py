@@ -35,11 +35,20 @@ def run_sentence_probe(args: argparse.Namespace, settings: ProbeSettings) -> int
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     # The recorded command: the data set always, no caps (the sentence probe has none).
-    base = ProbeSettings(model=settings.model, task=settings.task,
-                         dataset=settings.dataset_name, per_doc=settings.per_doc)  # fmt: skip
+    base = ProbeSettings(
+        model=settings.model,
+        task=settings.task,
+        dataset=settings.dataset_name,
+        per_doc=settings.per_doc,
+    )
     for strategy, res in results.items():
-        argv = [*base.to_argv(only=("model", "task", "dataset", "per_doc")),
-                "--sentence-pooling", strategy, "--seed", str(settings.seed)]  # fmt: skip
+        argv = [
+            *base.to_argv(only=("model", "task", "dataset", "per_doc")),
+            "--sentence-pooling",
+            strategy,
+            "--seed",
+            str(settings.seed),
+        ]
         res.meta["command"] = "python -m probing probe " + " ".join(shlex.quote(a) for a in argv)
         stem = output_stem(settings.model, res.dataset, f"{res.task}-{strategy}")
         res.table.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")

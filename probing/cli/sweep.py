@@ -23,19 +23,35 @@ from probing.sweep.executors import EXECUTORS
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``python -m probing sweep``."""
     p.add_argument("spec", help="the sweep's TOML spec (see docs/examples/sweep.toml)")
-    p.add_argument("--executor", default="local", choices=EXECUTORS,
-                   help="local: a process pool here (default); ray: Ray tasks (pip install ray)")  # fmt: skip
-    p.add_argument("--address", default=None,
-                   help="Ray cluster to join: auto, or ray://HEAD:10001 (default: start a local "
-                   "Ray instance)")  # fmt: skip
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker processes (local) or CPUs of a local Ray instance "
-                   "(default: the cores here)")  # fmt: skip
+    p.add_argument(
+        "--executor",
+        default="local",
+        choices=EXECUTORS,
+        help="local: a process pool here (default); ray: Ray tasks (pip install ray)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to join: auto, or ray://HEAD:10001 (default: start a local Ray instance)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (local) or CPUs of a local Ray instance (default: the cores here)",
+    )
     p.add_argument("--out", default=None, help="output folder (overrides the spec's `out`)")
-    p.add_argument("--cache-dir", default=None,
-                   help="feature cache every worker sees (overrides the spec's cache_dir)")  # fmt: skip
-    p.add_argument("--plotlyjs", default="inline", choices=["inline", "cdn"],
-                   help="embed plotly.js in the figures (inline, offline) or link it (cdn)")  # fmt: skip
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="feature cache every worker sees (overrides the spec's cache_dir)",
+    )
+    p.add_argument(
+        "--plotlyjs",
+        default="inline",
+        choices=["inline", "cdn"],
+        help="embed plotly.js in the figures (inline, offline) or link it (cdn)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -68,9 +84,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = run_sweep(
-            spec, args.executor, workers=args.workers, address=args.address, progress=progress,
+            spec,
+            args.executor,
+            workers=args.workers,
+            address=args.address,
+            progress=progress,
             plotlyjs=True if args.plotlyjs == "inline" else "cdn",
-        )  # fmt: skip
+        )
     finally:
         if bar is not None:
             bar.close()

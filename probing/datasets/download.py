@@ -246,8 +246,7 @@ def _from_sources(
         else:
             with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".download-") as tmp:
                 archive = Path(tmp) / ("archive." + src.kind)
-                download_file(src.url, archive, sha256=src.sha256, size=src.size,
-                              progress=progress)  # fmt: skip
+                download_file(src.url, archive, sha256=src.sha256, size=src.size, progress=progress)
                 written = extract_archive(archive, folder, src.members, allowed=set(files))
                 result.downloaded.extend(written)
         for path in written:

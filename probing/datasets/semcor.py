@@ -54,10 +54,24 @@ DEFAULT_PARTS = ("brown1", "brown2")
 ALL_PARTS = ("brown1", "brown2", "brownv")
 
 PUNCT_TAGS: dict[str, str] = {
-    ",": ",", ".": ".", "?": ".", "!": ".", ";": ":", ":": ":", "-": ":", "*": ":",
-    "(": "-LRB-", "[": "-LRB-", ")": "-RRB-", "]": "-RRB-",
-    "``": "``", "`": "``", "''": "''", "'": "''", "$": "$",
-}  # fmt: skip
+    ",": ",",
+    ".": ".",
+    "?": ".",
+    "!": ".",
+    ";": ":",
+    ":": ":",
+    "-": ":",
+    "*": ":",
+    "(": "-LRB-",
+    "[": "-LRB-",
+    ")": "-RRB-",
+    "]": "-RRB-",
+    "``": "``",
+    "`": "``",
+    "''": "''",
+    "'": "''",
+    "$": "$",
+}
 
 _LINE_RE = re.compile(r"^<(wf|punc)([^>]*)>(.*)</\1>$")
 _ATTR_RE = re.compile(r"(\w+)=([^\s>]+)")
@@ -131,8 +145,12 @@ def _read_doc(doc_id: str, path: Path) -> Iterator[Sentence]:
             elif m := _LINE_RE.match(line):
                 kind, attr_text, text = m.groups()
                 if kind == "punc":
-                    one = {"pos": PUNCT_TAGS.get(text, "SYM"), "sense": None,
-                           "supersense": None, "lemma": None}  # fmt: skip
+                    one = {
+                        "pos": PUNCT_TAGS.get(text, "SYM"),
+                        "sense": None,
+                        "supersense": None,
+                        "lemma": None,
+                    }
                     pieces = [text]
                 else:
                     one = _word_labels(dict(_ATTR_RE.findall(attr_text)))

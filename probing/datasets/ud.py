@@ -20,9 +20,24 @@ UD_SPLITS = ("train", "dev", "test")
 
 # The 17 universal POS tags of UD v2.
 UPOS_TAGS = (
-    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
-    "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
-)  # fmt: skip
+    "ADJ",
+    "ADP",
+    "ADV",
+    "AUX",
+    "CCONJ",
+    "DET",
+    "INTJ",
+    "NOUN",
+    "NUM",
+    "PART",
+    "PRON",
+    "PROPN",
+    "PUNCT",
+    "SCONJ",
+    "SYM",
+    "VERB",
+    "X",
+)
 
 # Only the columns we use are parsed: the rest (deps, misc) cost time for nothing. Fields are
 # positional, so feats is read too, kept as its raw string.

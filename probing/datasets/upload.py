@@ -58,8 +58,12 @@ CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPRE
 # Task -> the label field it reads from an upload (structural tasks read the heads): the
 # registry's tasks with an ``upload_field``.
 UPLOAD_TASKS = {t: TASKS[t].upload_field for t in task_names(uploadable=True)}
-COLUMN_NAMES = {"upos": "UPOS (4th)", "xpos": "XPOS (5th)", "head": "HEAD (7th)",
-                "deprel": "DEPREL (8th)"}  # fmt: skip
+COLUMN_NAMES = {
+    "upos": "UPOS (4th)",
+    "xpos": "XPOS (5th)",
+    "head": "HEAD (7th)",
+    "deprel": "DEPREL (8th)",
+}
 _WORD_ID = re.compile(r"[1-9][0-9]*")
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*")
 _EMPTY_NODE_ID = re.compile(r"[0-9]+\.[1-9][0-9]*")
@@ -304,19 +308,27 @@ def probe_upload(
     t0 = time.perf_counter()
     feats = {
         split: features_of_sentences(
-            encoder, part, label, layers=layer_ids, dataset=dataset, split=split,
+            encoder,
+            part,
+            label,
+            layers=layer_ids,
+            dataset=dataset,
+            split=split,
             progress=lambda d, t, split=split: report(f"extract {split}", d, t),
             batch_size=batch_size,
         )
         for split, part in (("train", train_s), ("test", test_s))
-    }  # fmt: skip
+    }
     if label != "head" and len(np.unique(feats["train"].labels)) < 2:
-        raise _error(None, f"Every training word has the same {label.upper()} label; there is "
-                     "nothing to probe.")  # fmt: skip
+        raise _error(
+            None,
+            f"Every training word has the same {label.upper()} label; there is nothing to probe.",
+        )
     t_extract = time.perf_counter() - t0
 
-    settings = ProbeSettings(model=encoder.info.name, task=task, seed=seed, n_boot=n_boot,
-                             max_train_words=None)  # fmt: skip
+    settings = ProbeSettings(
+        model=encoder.info.name, task=task, seed=seed, n_boot=n_boot, max_train_words=None
+    )
     results = probe_features(
         feats, settings, model=encoder.info.name, dataset=dataset, progress=report
     )
@@ -338,11 +350,17 @@ def _check_labels(sentences: Sequence[Sentence], label: str) -> None:
         values = s.labels.get(label, [])
         for i, v in enumerate(values):
             if v in ("", "_", None):
-                raise _error(None, f"Sentence {s.sent_id}, word {i + 1} ({s.words[i][:40]!r}) has no "
-                             f"{column} column value; this task needs one on every word.")  # fmt: skip
+                raise _error(
+                    None,
+                    f"Sentence {s.sent_id}, word {i + 1} ({s.words[i][:40]!r}) has no "
+                    f"{column} column value; this task needs one on every word.",
+                )
         if label == "head" and not _is_tree(values):
-            raise _error(None, f"Sentence {s.sent_id}: HEAD values do not form one tree "
-                         "(exactly one word must have HEAD 0, the others a word of the sentence, no cycles).")  # fmt: skip
+            raise _error(
+                None,
+                f"Sentence {s.sent_id}: HEAD values do not form one tree "
+                "(exactly one word must have HEAD 0, the others a word of the sentence, no cycles).",
+            )
 
 
 def _is_tree(values: Sequence) -> bool:

@@ -22,19 +22,56 @@ DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
 # by the 3.0 release, so readers need no data file for them (a test checks the file).
 LEXNAMES: dict[str, str] = {
     f"{i:02d}": name
-    for i, name in enumerate((
-        "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal",
-        "noun.artifact", "noun.attribute", "noun.body", "noun.cognition",
-        "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
-        "noun.location", "noun.motive", "noun.object", "noun.person", "noun.phenomenon",
-        "noun.plant", "noun.possession", "noun.process", "noun.quantity", "noun.relation",
-        "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body",
-        "verb.change", "verb.cognition", "verb.communication", "verb.competition",
-        "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-        "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather",
-        "adj.ppl",
-    ))
-}  # fmt: skip
+    for i, name in enumerate(
+        (
+            "adj.all",
+            "adj.pert",
+            "adv.all",
+            "noun.Tops",
+            "noun.act",
+            "noun.animal",
+            "noun.artifact",
+            "noun.attribute",
+            "noun.body",
+            "noun.cognition",
+            "noun.communication",
+            "noun.event",
+            "noun.feeling",
+            "noun.food",
+            "noun.group",
+            "noun.location",
+            "noun.motive",
+            "noun.object",
+            "noun.person",
+            "noun.phenomenon",
+            "noun.plant",
+            "noun.possession",
+            "noun.process",
+            "noun.quantity",
+            "noun.relation",
+            "noun.shape",
+            "noun.state",
+            "noun.substance",
+            "noun.time",
+            "verb.body",
+            "verb.change",
+            "verb.cognition",
+            "verb.communication",
+            "verb.competition",
+            "verb.consumption",
+            "verb.contact",
+            "verb.creation",
+            "verb.emotion",
+            "verb.motion",
+            "verb.perception",
+            "verb.possession",
+            "verb.social",
+            "verb.stative",
+            "verb.weather",
+            "adj.ppl",
+        )
+    )
+}
 
 # PTB (and Brown/UPOS-ish) tag prefixes -> WordNet POS letters.
 _POS_PREFIX = (("NN", "n"), ("VB", "v"), ("JJ", "a"), ("RB", "r"))
@@ -106,8 +143,13 @@ def supersense_of(sense_key: str, data_dir: str | Path | None = None) -> str:
         raise ValueError(f"not a WordNet sense key: {sense_key!r}") from None
 
 
-_DATA_FILE_OF_SS_TYPE = {"1": "data.noun", "2": "data.verb", "3": "data.adj",
-                         "4": "data.adv", "5": "data.adj"}  # fmt: skip
+_DATA_FILE_OF_SS_TYPE = {
+    "1": "data.noun",
+    "2": "data.verb",
+    "3": "data.adj",
+    "4": "data.adv",
+    "5": "data.adj",
+}
 
 
 @dataclass(frozen=True)

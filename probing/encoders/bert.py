@@ -283,8 +283,12 @@ class TransformersEncoder(Encoder):
         twin = self.__dict__.get("_twin")
         if twin is not None and twin[0] is self.model:
             return twin[1]
-        linear = {id(p) for m in self.model.modules() if isinstance(m, torch.nn.Linear)
-                  for p in m.parameters()}  # fmt: skip
+        linear = {
+            id(p)
+            for m in self.model.modules()
+            if isinstance(m, torch.nn.Linear)
+            for p in m.parameters()
+        }
         shared = {id(p): p for p in self.model.parameters() if id(p) not in linear}
         model = copy.deepcopy(self.model, memo=shared)
         for m in model.modules():

@@ -579,9 +579,11 @@ def _check_shapes(f: h5py.File, model: ElmoBiLm, path: str | os.PathLike[str]) -
         if not isinstance(ds, h5py.Dataset) or ds.dtype.kind != "f" or ds.dtype.itemsize > 8:
             raise ModelFormatError(f"{name}: {key} is not an array of floats.")
         have = tuple(ds.shape)
-        ok = have == want if key != "char_embed" else (
-            len(have) == 2 and have[0] <= want[0] and have[1] == want[1]
-        )  # fmt: skip
+        ok = (
+            have == want
+            if key != "char_embed"
+            else (len(have) == 2 and have[0] <= want[0] and have[1] == want[1])
+        )
         if not ok:
             raise ModelFormatError(
                 f"{name}: {key} has shape {have}, but options.json implies {want}. Do the "

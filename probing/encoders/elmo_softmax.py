@@ -103,9 +103,11 @@ def load_softmax(folder: str | os.PathLike[str], dim: int) -> ElmoSoftmax | None
             meta = json.loads((f.metadata() or {}).get("layout", "{}"))
             tensors = {k: f.get_tensor(k).float() for k in f.keys()}  # noqa: SIM118
         module = make_softmax(
-            int(meta["dim"]), int(meta["vocab_size"]), list(meta["cutoffs"]),
+            int(meta["dim"]),
+            int(meta["vocab_size"]),
+            list(meta["cutoffs"]),
             float(meta["div_value"]),
-        )  # fmt: skip
+        )
         if int(meta["dim"]) != dim or int(meta["vocab_size"]) != len(vocab):
             raise ModelFormatError(
                 f"{path} is a softmax over {meta['vocab_size']} words from {meta['dim']}-dim "

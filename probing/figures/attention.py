@@ -19,10 +19,27 @@ from probing.analyses.attention import STATISTICS, AttentionMap, HeadStatistics
 
 # One colour per head: d3's category10, then category20b's darks (readable on white).
 HEAD_COLOURS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-    "#e6550d", "#31a354", "#756bb1", "#636363",
-)  # fmt: skip
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
+    "#31a354",
+    "#756bb1",
+    "#636363",
+)
 SEGMENT_COLOURS = {None: "#888888", 0: "#222222", 1: "#1f4e9c"}  # special, segment A, segment B
 HEATMAP_SCALE = "Blues"
 ROW_PX = 20  # vertical pixels per token in the head view and the large heatmap
@@ -281,13 +298,15 @@ def _tile_targets(fig: go.Figure, n_layers: int, n_heads: int, centres: list, ti
     layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
     fig.add_trace(
         go.Scatter(
-            x=[centres[h] for h in heads.ravel()], y=[centres[layer - 1] for layer in layers.ravel()],
-            mode="markers", showlegend=False,
+            x=[centres[h] for h in heads.ravel()],
+            y=[centres[layer - 1] for layer in layers.ravel()],
+            mode="markers",
+            showlegend=False,
             marker={"symbol": "square", "size": max(8, tile_px - 4), "color": "rgba(0,0,0,0.01)"},
             customdata=np.stack([layers.ravel(), heads.ravel()], axis=1),
             hovertemplate="layer %{customdata[0]}, head %{customdata[1]}: click to open<extra></extra>",
         )
-    )  # fmt: skip
+    )
 
 
 def block_mean(weights: np.ndarray, side: int) -> np.ndarray:

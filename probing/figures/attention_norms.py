@@ -22,8 +22,9 @@ def share_comparison_figure(result: ShareComparison, dataset: str = "UD-EWT dev"
     norm-weighted lines with their 95 % document-bootstrap bands."""
     t = result.table
     stats = [s for s in TITLES if s in set(t.statistic)]
-    fig = make_subplots(rows=1, cols=len(stats), subplot_titles=[TITLES[s] for s in stats],
-                        horizontal_spacing=0.08)  # fmt: skip
+    fig = make_subplots(
+        rows=1, cols=len(stats), subplot_titles=[TITLES[s] for s in stats], horizontal_spacing=0.08
+    )
     for c, stat in enumerate(stats, start=1):
         part = t[t.statistic == stat]
         x = part.layer.tolist()
@@ -34,19 +35,29 @@ def share_comparison_figure(result: ShareComparison, dataset: str = "UD-EWT dev"
                     x=x + x[::-1],
                     y=part[f"{kind}_hi"].tolist() + part[f"{kind}_lo"].tolist()[::-1],
                     mode="lines",
-                    fill="toself", fillcolor=_band(colour), line={"width": 0},
-                    hoverinfo="skip", showlegend=False,
+                    fill="toself",
+                    fillcolor=_band(colour),
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
                 ),
-                row=1, col=c,
-            )  # fmt: skip
+                row=1,
+                col=c,
+            )
             fig.add_trace(
                 go.Scatter(
-                    x=x, y=part[kind], mode="lines+markers", name=LABELS[kind],
-                    line={"color": colour, "width": 2}, legendgroup=kind, showlegend=c == 1,
+                    x=x,
+                    y=part[kind],
+                    mode="lines+markers",
+                    name=LABELS[kind],
+                    line={"color": colour, "width": 2},
+                    legendgroup=kind,
+                    showlegend=c == 1,
                     hovertemplate=f"layer %{{x}}: %{{y:.3f}}<extra>{LABELS[kind]}</extra>",
                 ),
-                row=1, col=c,
-            )  # fmt: skip
+                row=1,
+                col=c,
+            )
         fig.update_xaxes(title_text="layer", dtick=1, row=1, col=c)
         fig.update_yaxes(rangemode="tozero", row=1, col=c)
     fig.update_yaxes(title_text="share of the layer's attention (mean over heads)", row=1, col=1)

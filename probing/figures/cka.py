@@ -50,11 +50,24 @@ def cka_figure(result: CKAResult, title: str = "") -> go.Figure:
         width=len(b) * cell + margin["l"] + margin["r"] + 60,
         height=len(a) * cell + margin["t"] + margin["b"],
         margin=margin,
-        xaxis={"tickvals": list(range(len(b))), "ticktext": b, "title": result.model_b,
-               "tickangle": -30, "showgrid": False, "zeroline": False},
-        yaxis={"tickvals": list(range(len(a))), "ticktext": a, "title": result.model_a,
-               "autorange": "reversed", "scaleanchor": "x", "constrain": "domain",
-               "showgrid": False, "zeroline": False},
+        xaxis={
+            "tickvals": list(range(len(b))),
+            "ticktext": b,
+            "title": result.model_b,
+            "tickangle": -30,
+            "showgrid": False,
+            "zeroline": False,
+        },
+        yaxis={
+            "tickvals": list(range(len(a))),
+            "ticktext": a,
+            "title": result.model_a,
+            "autorange": "reversed",
+            "scaleanchor": "x",
+            "constrain": "domain",
+            "showgrid": False,
+            "zeroline": False,
+        },
         plot_bgcolor="white",
-    )  # fmt: skip
+    )
     return fig

@@ -22,14 +22,36 @@ from probing.encoding import STATIC
 
 # d3 category10: one colour per model / pair / sense, readable on white.
 COLOURS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
-)  # fmt: skip
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 # Senses can outnumber any palette (*line* has 17 in SemCor): 24 colours, then the same
 # colours again with another marker symbol, so that no two senses look alike.
-SENSE_COLOURS = (*COLOURS, "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-                 "#e6550d", "#31a354", "#756bb1", "#636363", "#b5cf6b", "#e7969c", "#6baed6",
-                 "#fd8d3c")  # fmt: skip
+SENSE_COLOURS = (
+    *COLOURS,
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
+    "#31a354",
+    "#756bb1",
+    "#636363",
+    "#b5cf6b",
+    "#e7969c",
+    "#6baed6",
+    "#fd8d3c",
+)
 SENSE_SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "x")
 POS_OF_KEY = {"1": "n.", "2": "v.", "3": "adj.", "4": "adv.", "5": "adj."}
 MODEL_DASH = ("solid", "dash", "dot")
@@ -80,8 +102,14 @@ def layer_x(table: pd.DataFrame, depth: bool) -> np.ndarray:
     return layer
 
 
-def layer_axis(fig: go.Figure, tables: Sequence[pd.DataFrame], depth: bool, static: bool,
-                row: int | None = None, col: int | None = None) -> None:  # fmt: skip
+def layer_axis(
+    fig: go.Figure,
+    tables: Sequence[pd.DataFrame],
+    depth: bool,
+    static: bool,
+    row: int | None = None,
+    col: int | None = None,
+) -> None:
     """Tick labels: layer names (or depths) and "static" where the static point sits."""
     if depth:
         vals = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -130,20 +158,31 @@ def similarity_by_layer_figure(
                 if len(comparisons) > 1 or show != "mean"
                 else f"{comp.model}: contextual"
             )
-            fig.add_trace(go.Scatter(
-                x=layer_x(rows, depth), y=rows["cosine"], mode="lines+markers", name=name,
-                line=dict(color=colour(p if show != "mean" else m), dash=dash),
-                customdata=np.stack([rows["layer_name"], rows["pair"]], axis=1),
-                hovertemplate="%{customdata[1]}<br>%{customdata[0]}: cos %{y:.3f}<extra>" + comp.model + "</extra>",
-            ))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=layer_x(rows, depth),
+                    y=rows["cosine"],
+                    mode="lines+markers",
+                    name=name,
+                    line=dict(color=colour(p if show != "mean" else m), dash=dash),
+                    customdata=np.stack([rows["layer_name"], rows["pair"]], axis=1),
+                    hovertemplate="%{customdata[1]}<br>%{customdata[0]}: cos %{y:.3f}<extra>"
+                    + comp.model
+                    + "</extra>",
+                )
+            )
         ref = table[table["pair"] == "mean over pairs"]
         xs = layer_x(ref, depth)
-        fig.add_trace(go.Scatter(
-            x=[xs.min(), xs.max()], y=[ref["static_cosine"].iloc[0]] * 2, mode="lines",
-            name=f"{comp.model}: static (reference)",
-            line=dict(color="#444444", dash="dot" if m == 0 else "dashdot", width=2),
-            hovertemplate="static vectors: cos %{y:.3f}<extra>" + comp.model + "</extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[xs.min(), xs.max()],
+                y=[ref["static_cosine"].iloc[0]] * 2,
+                mode="lines",
+                name=f"{comp.model}: static (reference)",
+                line=dict(color="#444444", dash="dot" if m == 0 else "dashdot", width=2),
+                hovertemplate="static vectors: cos %{y:.3f}<extra>" + comp.model + "</extra>",
+            )
+        )
     # Cosines of one word's occurrences sit high (0.5–1); a 0-based axis would flatten them.
     lo = min(float(t["cosine"].min()) for t in tables)
     fig.update_layout(
@@ -168,14 +207,27 @@ def occurrence_heatmap_figure(
     else:
         own = comparison.layer_names[layer]
         name = f"layer {layer}" + ("" if own == f"layer {layer}" else f" ({own})")
-    fig = go.Figure(go.Heatmap(
-        z=sim, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale="Viridis",
-        text=np.round(sim, 2), texttemplate="%{text:.2f}", colorbar=dict(title="cos"),
-        customdata=np.array(comparison.labels, dtype=object)[None, :].repeat(len(labels), 0),
-        hovertemplate="%{y} × %{x}<br>cos %{z:.3f}<extra></extra>",
-    ))  # fmt: skip
-    fig.update_layout(title=f"{comparison.model}: {name}", height=height,
-                      yaxis=dict(autorange="reversed"), **LAYOUT)  # fmt: skip
+    fig = go.Figure(
+        go.Heatmap(
+            z=sim,
+            x=labels,
+            y=labels,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Viridis",
+            text=np.round(sim, 2),
+            texttemplate="%{text:.2f}",
+            colorbar=dict(title="cos"),
+            customdata=np.array(comparison.labels, dtype=object)[None, :].repeat(len(labels), 0),
+            hovertemplate="%{y} × %{x}<br>cos %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"{comparison.model}: {name}",
+        height=height,
+        yaxis=dict(autorange="reversed"),
+        **LAYOUT,
+    )
     return fig
 
 
@@ -211,21 +263,42 @@ def sense_map_figure(
         mask = sen == key
         gloss = glosses.get(key, "")
         color, symbol = sense_style(s)
-        fig.add_trace(go.Scatter(
-            x=coords[mask, 0], y=coords[mask, 1], mode="markers",
-            name=f"{sense_label(key, s + 1, gloss)} ×{int(mask.sum())}",
-            marker=dict(size=9, color=color, symbol=symbol, opacity=0.8, line=dict(width=0.5, color="white")),
-            customdata=np.array([[key, gloss, c] for c, m in zip(contexts, mask, strict=True) if m], dtype=object),
-            hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<br><i>%{customdata[2]}</i><extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=coords[mask, 0],
+                y=coords[mask, 1],
+                mode="markers",
+                name=f"{sense_label(key, s + 1, gloss)} ×{int(mask.sum())}",
+                marker=dict(
+                    size=9,
+                    color=color,
+                    symbol=symbol,
+                    opacity=0.8,
+                    line=dict(width=0.5, color="white"),
+                ),
+                customdata=np.array(
+                    [[key, gloss, c] for c, m in zip(contexts, mask, strict=True) if m],
+                    dtype=object,
+                ),
+                hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<br><i>%{customdata[2]}</i><extra></extra>",
+            )
+        )
     if user_coords is not None and len(user_coords):
-        fig.add_trace(go.Scatter(
-            x=user_coords[:, 0], y=user_coords[:, 1], mode="markers+text", name="your sentences",
-            marker=dict(size=18, symbol="star", color="black", line=dict(width=1, color="white")),
-            text=[lab.split(":", 1)[0] for lab in user_labels], textposition="top center",
-            customdata=np.array(list(user_labels), dtype=object),
-            hovertemplate="<b>your sentence</b><br>%{customdata}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=user_coords[:, 0],
+                y=user_coords[:, 1],
+                mode="markers+text",
+                name="your sentences",
+                marker=dict(
+                    size=18, symbol="star", color="black", line=dict(width=1, color="white")
+                ),
+                text=[lab.split(":", 1)[0] for lab in user_labels],
+                textposition="top center",
+                customdata=np.array(list(user_labels), dtype=object),
+                hovertemplate="<b>your sentence</b><br>%{customdata}<extra></extra>",
+            )
+        )
     fig.update_layout(
         title=title,
         height=height,
@@ -241,22 +314,42 @@ def separability_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go
     """1-NN sense accuracy and silhouette per layer (static first), one line per model,
     with the random-neighbour chance level dotted."""
     depth = by_depth(tables)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "1-NN sense accuracy (leave-one-out)", "silhouette (cosine)"))  # fmt: skip
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("1-NN sense accuracy (leave-one-out)", "silhouette (cosine)"),
+    )
     for m, t in enumerate(tables):
         model = t["model"].iloc[0]
         xs = layer_x(t, depth)
         for col, metric in ((1, "knn_accuracy"), (2, "silhouette")):
-            fig.add_trace(go.Scatter(
-                x=xs, y=t[metric], mode="lines+markers", name=model, legendgroup=model,
-                showlegend=col == 1, line=dict(color=colour(m)),
-                customdata=t["layer_name"], hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
-            ), row=1, col=col)  # fmt: skip
-        fig.add_trace(go.Scatter(
-            x=[xs.min(), xs.max()], y=[t["chance"].iloc[0]] * 2, mode="lines",
-            name=f"{model}: chance (random neighbour)", line=dict(color=colour(m), dash="dot", width=1),
-            hovertemplate="chance %{y:.3f}<extra></extra>",
-        ), row=1, col=1)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=t[metric],
+                    mode="lines+markers",
+                    name=model,
+                    legendgroup=model,
+                    showlegend=col == 1,
+                    line=dict(color=colour(m)),
+                    customdata=t["layer_name"],
+                    hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=[xs.min(), xs.max()],
+                y=[t["chance"].iloc[0]] * 2,
+                mode="lines",
+                name=f"{model}: chance (random neighbour)",
+                line=dict(color=colour(m), dash="dot", width=1),
+                hovertemplate="chance %{y:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
     for col in (1, 2):
         layer_axis(fig, tables, depth, static=True, row=1, col=col)
     fig.update_yaxes(range=[0, 1.02], row=1, col=1)
@@ -276,29 +369,59 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
 
     depth = by_depth(tables)
     fig = make_subplots(
-        rows=2, cols=3, shared_xaxes=True, vertical_spacing=0.1,
+        rows=2,
+        cols=3,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
         subplot_titles=[*METRICS.values(), *(f"{v}, adjusted" for v in METRICS.values())],
-    )  # fmt: skip
+    )
     for m, t in enumerate(tables):
         model = t["model"].iloc[0]
         xs = layer_x(t, depth)
         for col, metric in enumerate(METRICS, start=1):
             common = dict(customdata=t["layer_name"], legendgroup=model)
-            fig.add_trace(go.Scatter(
-                x=xs, y=t[metric], mode="lines+markers", name=model, showlegend=col == 1,
-                line=dict(color=colour(m)), hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
-                **common,
-            ), row=1, col=col)  # fmt: skip
-            fig.add_trace(go.Scatter(
-                x=xs, y=t[f"{metric}_baseline"], mode="lines", name=f"{model}: baseline",
-                showlegend=col == 1, line=dict(color=colour(m), dash="dot", width=1),
-                hovertemplate="%{customdata}: baseline %{y:.3f}<extra>" + model + "</extra>", **common,
-            ), row=1, col=col)  # fmt: skip
-            fig.add_trace(go.Scatter(
-                x=xs, y=t[f"{metric}_adjusted"], mode="lines+markers", name=model, showlegend=False,
-                line=dict(color=colour(m), dash="dash"),
-                hovertemplate="%{customdata}: adjusted %{y:.3f}<extra>" + model + "</extra>", **common,
-            ), row=2, col=col)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=t[metric],
+                    mode="lines+markers",
+                    name=model,
+                    showlegend=col == 1,
+                    line=dict(color=colour(m)),
+                    hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
+                    **common,
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=t[f"{metric}_baseline"],
+                    mode="lines",
+                    name=f"{model}: baseline",
+                    showlegend=col == 1,
+                    line=dict(color=colour(m), dash="dot", width=1),
+                    hovertemplate="%{customdata}: baseline %{y:.3f}<extra>" + model + "</extra>",
+                    **common,
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=t[f"{metric}_adjusted"],
+                    mode="lines+markers",
+                    name=model,
+                    showlegend=False,
+                    line=dict(color=colour(m), dash="dash"),
+                    hovertemplate="%{customdata}: adjusted %{y:.3f}<extra>" + model + "</extra>",
+                    **common,
+                ),
+                row=2,
+                col=col,
+            )
     for row in (1, 2):
         for col in (1, 2, 3):
             layer_axis(fig, tables, depth, static=True, row=row, col=col)

@@ -9,9 +9,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 _COLORS = {
-    "cls": "#d62728", "mean": "#1f77b4", "attention": "#2ca02c", "max": "#9467bd",
-    "forward": "#ff7f0e", "backward": "#17becf", "both": "#1f77b4", "fused": "#d62728",
-}  # fmt: skip
+    "cls": "#d62728",
+    "mean": "#1f77b4",
+    "attention": "#2ca02c",
+    "max": "#9467bd",
+    "forward": "#ff7f0e",
+    "backward": "#17becf",
+    "both": "#1f77b4",
+    "fused": "#d62728",
+}
 
 
 def similarity_heatmap(matrix: np.ndarray, labels: Sequence[str], title: str) -> go.Figure:
@@ -38,14 +44,15 @@ def similarity_heatmap(matrix: np.ndarray, labels: Sequence[str], title: str) ->
             showscale=False,
             customdata=full,
             hovertemplate="%{customdata}<br>cosine %{z:.3f}<extra></extra>",
-        )  # fmt: skip
+        )
     )
     fig.update_layout(
-        title={"text": title, "font": {"size": 14}}, height=120 + 34 * len(labels),
+        title={"text": title, "font": {"size": 14}},
+        height=120 + 34 * len(labels),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         yaxis={"autorange": "reversed", "automargin": True, "tickfont": {"size": 12}},
         xaxis={"title": "sentence", "side": "bottom", "tickfont": {"size": 12}},
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -65,13 +72,15 @@ def direction_lines(table: pd.DataFrame, target: str) -> go.Figure:
                 customdata=rows[["layer_name", "sees"]],
                 hovertemplate="%{customdata[0]} (%{customdata[1]}): %{y:.3f}<extra></extra>",
                 line_dash="solid" if view != "fused" else "dot",
-            )  # fmt: skip
+            )
         )
     fig.update_layout(
         title=f"cosine similarity of “{target}” in the two sentences",
-        xaxis_title="layer", yaxis_title="cosine", height=360,
+        xaxis_title="layer",
+        yaxis_title="cosine",
+        height=360,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -98,12 +107,15 @@ def pooling_curves(curves: dict[str, pd.DataFrame], title: str) -> go.Figure:
                     "array": rows["ci_high"] - rows["value"],
                     "arrayminus": rows["value"] - rows["ci_low"],
                 },
-            )  # fmt: skip
+            )
         )
     fig.update_layout(
-        title=title, xaxis_title="layer", yaxis_title="test accuracy", height=360,
+        title=title,
+        xaxis_title="layer",
+        yaxis_title="test accuracy",
+        height=360,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -117,10 +129,11 @@ def nsp_bar(is_next: float, not_next: float) -> go.Figure:
             text=[f"{is_next:.1%}", f"{not_next:.1%}"],
             textposition="auto",
             marker_color=["#2ca02c", "#d62728"],
-        )  # fmt: skip
+        )
     )
     fig.update_layout(
-        xaxis={"range": [0, 1], "title": "probability"}, height=200,
+        xaxis={"range": [0, 1], "title": "probability"},
+        height=200,
         margin={"l": 10, "r": 10, "t": 10, "b": 10},
-    )  # fmt: skip
+    )
     return fig

@@ -22,22 +22,44 @@ def head_arcs_figure(words: list[str], arcs: list[tuple[int, int]], title: str =
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         x = mid - half * np.cos(t)
         y = 0.15 + (0.3 + 0.6 * half / span) * np.sin(t)
-        fig.add_trace(go.Scatter(
-            x=x, y=y, mode="lines", line={"color": "#4C78A8", "width": 2}, showlegend=False,
-            hovertemplate=f"{words[i]} → {words[j]}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                line={"color": "#4C78A8", "width": 2},
+                showlegend=False,
+                hovertemplate=f"{words[i]} → {words[j]}<extra></extra>",
+            )
+        )
     heads = [j for _, j in arcs]
-    fig.add_trace(go.Scatter(
-        x=heads, y=[0.17] * len(heads), mode="markers", showlegend=False, hoverinfo="skip",
-        marker={"symbol": "triangle-down", "size": 10, "color": "#4C78A8"},
-    ))  # fmt: skip
-    fig.add_trace(go.Scatter(
-        x=list(range(len(words))), y=[0] * len(words), mode="text", text=words,
-        textfont={"size": 14}, showlegend=False, hoverinfo="skip",
-    ))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=heads,
+            y=[0.17] * len(heads),
+            mode="markers",
+            showlegend=False,
+            hoverinfo="skip",
+            marker={"symbol": "triangle-down", "size": 10, "color": "#4C78A8"},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=list(range(len(words))),
+            y=[0] * len(words),
+            mode="text",
+            text=words,
+            textfont={"size": 14},
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
     fig.update_layout(
-        title=title, template="plotly_white", height=300, margin={"t": 50, "b": 10, "l": 10, "r": 10},
+        title=title,
+        template="plotly_white",
+        height=300,
+        margin={"t": 50, "b": 10, "l": 10, "r": 10},
         xaxis={"visible": False, "range": [-0.7, len(words) - 0.3]},
         yaxis={"visible": False, "range": [-0.15, 1.15]},
-    )  # fmt: skip
+    )
     return fig

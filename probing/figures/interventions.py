@@ -67,8 +67,16 @@ def erasure_figure(result: dict) -> go.Figure:
     if has_lm:
         _band(fig, x, rows, "lm_loss_clean", "before erasure", _COLOURS["before"], col=2)
         _band(fig, x, rows, "lm_loss_erased", f"{method}-erased", _COLOURS["erased"], col=2)
-        _band(fig, x, rows, "lm_loss_random", "random subspace, same rank", _COLOURS["random"],
-              col=2, dash="dot")  # fmt: skip
+        _band(
+            fig,
+            x,
+            rows,
+            "lm_loss_random",
+            "random subspace, same rank",
+            _COLOURS["random"],
+            col=2,
+            dash="dot",
+        )
     fig.update_xaxes(title_text="erased layer", dtick=1)
     fig.update_layout(
         title=f"{result['meta']['model']}: erasing {spec['task']} ({method}) layer by layer",
@@ -92,11 +100,17 @@ def recovery_figure(result: dict) -> go.Figure:
         text[i][j] = f"{r['acc_after']:.2f}<br>({r['acc_after_lo']:.2f}–{r['acc_after_hi']:.2f})"
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=[str(p) for p in probed], y=[str(e) for e in erased], text=text,
-            texttemplate="%{text}", colorscale="Blues", colorbar={"title": "accuracy"},
-            zmin=0, zmax=1,
+            z=z,
+            x=[str(p) for p in probed],
+            y=[str(e) for e in erased],
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Blues",
+            colorbar={"title": "accuracy"},
+            zmin=0,
+            zmax=1,
         )
-    )  # fmt: skip
+    )
     fig.update_layout(
         title="Does it come back? probe accuracy at later layers after erasing at one",
         xaxis_title="probed layer",
@@ -141,12 +155,22 @@ def patching_figure(grid: dict, title: str = "Activation patching") -> go.Figure
     ]
     fig = go.Figure(
         go.Heatmap(
-            z=grid["z"], x=grid["x"], y=grid["y"], text=text, texttemplate="%{text}",
-            colorscale="RdBu", zmid=0, colorbar={"title": "fraction moved"},
+            z=grid["z"],
+            x=grid["x"],
+            y=grid["y"],
+            text=text,
+            texttemplate="%{text}",
+            colorscale="RdBu",
+            zmid=0,
+            colorbar={"title": "fraction moved"},
         )
-    )  # fmt: skip
-    fig.update_layout(title=title, xaxis_title=grid.get("x_title", "position role"),
-                      yaxis_title="layer", height=420)  # fmt: skip
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title=grid.get("x_title", "position role"),
+        yaxis_title="layer",
+        height=420,
+    )
     return fig
 
 

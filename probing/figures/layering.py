@@ -62,9 +62,13 @@ class TaskCurve:
 
 
 def approx_cog_interval(
-    values: np.ndarray, low: np.ndarray, high: np.ndarray, layers: np.ndarray,
-    n_draws: int = 2000, seed: int = 0,
-) -> tuple[float, float]:  # fmt: skip
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    layers: np.ndarray,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Percentile interval of the centre of gravity when each layer's score is drawn from
     a normal with its bootstrap interval's width (see the module doc: conservative)."""
     sd = (np.asarray(high) - np.asarray(low)) / (2 * 1.96)
@@ -79,9 +83,12 @@ def approx_cog_interval(
 
 
 def task_curve(
-    results: ProbeResults, metric: str, label: str, color: str,
+    results: ProbeResults,
+    metric: str,
+    label: str,
+    color: str,
     cog_ci: tuple[float, float] | None = None,
-) -> TaskCurve | None:  # fmt: skip
+) -> TaskCurve | None:
     """The drawable curve of one results file (None when it has fewer than 2 layers);
     ``cog_ci``: the centre of gravity's interval from the stored per-sentence counts."""
     rows = results.layer_scores(metric)
@@ -98,10 +105,19 @@ def task_curve(
     c_lo, c_hi = (float(ci[0]), float(ci[1])) if exact else approx_cog_interval(v, lo, hi, layers)
     best = int(np.argmax(v))
     return TaskCurve(
-        task=results.task, label=label, color=color, depth=layers / top, scaled=scale(v),
-        low=scale(lo), high=scale(hi), cog=cog / top, cog_low=c_lo / top, cog_high=c_hi / top,
-        cog_exact=exact, best=(int(layers[best]), float(v[best])),
-    )  # fmt: skip
+        task=results.task,
+        label=label,
+        color=color,
+        depth=layers / top,
+        scaled=scale(v),
+        low=scale(lo),
+        high=scale(hi),
+        cog=cog / top,
+        cog_low=c_lo / top,
+        cog_high=c_hi / top,
+        cog_exact=exact,
+        best=(int(layers[best]), float(v[best])),
+    )
 
 
 def load_curves(
@@ -154,9 +170,13 @@ def layering_figure(curves_by_model: dict[str, Sequence[TaskCurve]]) -> go.Figur
     """Curves (top row) and centres of gravity (bottom row), one column per model."""
     models = list(curves_by_model)
     fig = make_subplots(
-        rows=2, cols=max(1, len(models)), row_heights=[0.68, 0.32], vertical_spacing=0.12,
-        subplot_titles=models, horizontal_spacing=0.06,
-    )  # fmt: skip
+        rows=2,
+        cols=max(1, len(models)),
+        row_heights=[0.68, 0.32],
+        vertical_spacing=0.12,
+        subplot_titles=models,
+        horizontal_spacing=0.06,
+    )
     shown: set[str] = set()
     for col, model in enumerate(models, start=1):
         curves = curves_by_model[model]
@@ -164,41 +184,84 @@ def layering_figure(curves_by_model: dict[str, Sequence[TaskCurve]]) -> go.Figur
             first = c.task not in shown
             shown.add(c.task)
             band = dict(mode="lines", line={"width": 0}, hoverinfo="skip", showlegend=False)
-            fig.add_trace(go.Scatter(
-                x=np.r_[c.depth, c.depth[::-1]], y=np.r_[c.high, c.low[::-1]], fill="toself",
-                fillcolor=_rgba(c.color, 0.12), legendgroup=c.task, **band), row=1, col=col)  # fmt: skip
-            fig.add_trace(go.Scatter(
-                x=c.depth, y=c.scaled, mode="lines+markers", name=c.label, legendgroup=c.task,
-                showlegend=first, line={"color": c.color, "width": 3},
-                hovertemplate=f"{c.label}<br>relative depth %{{x:.2f}}: %{{y:.2f}} of its range"
-                f"<br>best layer {c.best[0]}: {c.best[1]:.3f}<extra></extra>",
-            ), row=1, col=col)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=np.r_[c.depth, c.depth[::-1]],
+                    y=np.r_[c.high, c.low[::-1]],
+                    fill="toself",
+                    fillcolor=_rgba(c.color, 0.12),
+                    legendgroup=c.task,
+                    **band,
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=c.depth,
+                    y=c.scaled,
+                    mode="lines+markers",
+                    name=c.label,
+                    legendgroup=c.task,
+                    showlegend=first,
+                    line={"color": c.color, "width": 3},
+                    hovertemplate=f"{c.label}<br>relative depth %{{x:.2f}}: %{{y:.2f}} of its range"
+                    f"<br>best layer {c.best[0]}: {c.best[1]:.3f}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
             if math.isfinite(c.cog):
                 how = "sentence bootstrap" if c.cog_exact else "approximate, conservative"
-                fig.add_trace(go.Scatter(
-                    x=[c.cog], y=[len(curves) - k], mode="markers", legendgroup=c.task,
-                    showlegend=False, marker={"color": c.color, "size": 11},
-                    error_x={"type": "data", "symmetric": False,
-                             "array": [max(0.0, c.cog_high - c.cog)],
-                             "arrayminus": [max(0.0, c.cog - c.cog_low)], "color": c.color},
-                    hovertemplate=f"{c.label}: centre of gravity %{{x:.2f}} "
-                    f"[{c.cog_low:.2f}, {c.cog_high:.2f}] ({how})<extra></extra>",
-                ), row=2, col=col)  # fmt: skip
+                fig.add_trace(
+                    go.Scatter(
+                        x=[c.cog],
+                        y=[len(curves) - k],
+                        mode="markers",
+                        legendgroup=c.task,
+                        showlegend=False,
+                        marker={"color": c.color, "size": 11},
+                        error_x={
+                            "type": "data",
+                            "symmetric": False,
+                            "array": [max(0.0, c.cog_high - c.cog)],
+                            "arrayminus": [max(0.0, c.cog - c.cog_low)],
+                            "color": c.color,
+                        },
+                        hovertemplate=f"{c.label}: centre of gravity %{{x:.2f}} "
+                        f"[{c.cog_low:.2f}, {c.cog_high:.2f}] ({how})<extra></extra>",
+                    ),
+                    row=2,
+                    col=col,
+                )
         fig.update_xaxes(range=[-0.03, 1.03], row=1, col=col)
-        fig.update_xaxes(range=[-0.03, 1.03], title_text="relative depth (layer / top layer)",
-                         row=2, col=col)  # fmt: skip
-        fig.update_yaxes(range=[-0.1, 1.1], row=1, col=col,
-                         title_text="score, scaled to its range" if col == 1 else None)  # fmt: skip
+        fig.update_xaxes(
+            range=[-0.03, 1.03], title_text="relative depth (layer / top layer)", row=2, col=col
+        )
+        fig.update_yaxes(
+            range=[-0.1, 1.1],
+            row=1,
+            col=col,
+            title_text="score, scaled to its range" if col == 1 else None,
+        )
         fig.update_yaxes(
             tickvals=[len(curves) - k for k in range(len(curves))],
             ticktext=[c.label for c in curves] if col == 1 else [""] * len(curves),
-            range=[0.3, len(curves) + 0.7], row=2, col=col,
-        )  # fmt: skip
+            range=[0.3, len(curves) + 0.7],
+            row=2,
+            col=col,
+        )
     fig.update_layout(
-        template="plotly_white", height=640, margin={"t": 110, "b": 60},
+        template="plotly_white",
+        height=640,
+        margin={"t": 110, "b": 60},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.04, "x": 0},
-        title={"text": "The layering at a glance: where each task peaks", "y": 0.985, "yanchor": "top"},
-    )  # fmt: skip
+        title={
+            "text": "The layering at a glance: where each task peaks",
+            "y": 0.985,
+            "yanchor": "top",
+        },
+    )
     return fig
 
 

@@ -48,26 +48,45 @@ def label_grid(
     z = np.nan_to_num(z, nan=0.0)
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=x, y=[f"layer {la}" for la in layers], text=text, texttemplate="%{text}",
-            customdata=hover, colorscale="Blues", zmin=0, zmax=1, textfont={"size": 11},
+            z=z,
+            x=x,
+            y=[f"layer {la}" for la in layers],
+            text=text,
+            texttemplate="%{text}",
+            customdata=hover,
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            textfont={"size": 11},
             # the title beside the bar, not above it where it sat on the "1" tick
             colorbar={"title": {"text": "cosine" if senses else "probability", "side": "right"}},
             hovertemplate="%{x} · %{y}<br>%{customdata}<extra></extra>",
         )
-    )  # fmt: skip
+    )
     if masked:  # words the task does not label: grey, drawn over the blank cells
         fig.add_trace(
             go.Heatmap(
-                z=grey, x=x, y=[f"layer {la}" for la in layers], text=text,
-                texttemplate="%{text}", customdata=hover, showscale=False, zmin=0, zmax=1,
-                colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], textfont={"size": 11},
+                z=grey,
+                x=x,
+                y=[f"layer {la}" for la in layers],
+                text=text,
+                texttemplate="%{text}",
+                customdata=hover,
+                showscale=False,
+                zmin=0,
+                zmax=1,
+                colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]],
+                textfont={"size": 11},
                 hovertemplate="%{x} · %{y}<br>%{customdata}<extra></extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(
-        title=title, template="plotly_white", height=120 + 42 * len(layers),
-        margin={"t": 50, "b": 40}, xaxis={"side": "top"},
-    )  # fmt: skip
+        title=title,
+        template="plotly_white",
+        height=120 + 42 * len(layers),
+        margin={"t": 50, "b": 40},
+        xaxis={"side": "top"},
+    )
     return fig
 
 
@@ -111,31 +130,65 @@ def tree_arcs(
             mid, half = (i + j) / 2, (j - i) / 2
             fig.add_trace(
                 go.Scatter(
-                    x=mid - half * np.cos(t), y=sign * (0.35 + 0.25 * half) * np.sin(t) + sign * 0.1,
-                    mode="lines", line={"color": colour_of((i, j)), "width": 2},
-                    hoverinfo="skip", showlegend=False,
+                    x=mid - half * np.cos(t),
+                    y=sign * (0.35 + 0.25 * half) * np.sin(t) + sign * 0.1,
+                    mode="lines",
+                    line={"color": colour_of((i, j)), "width": 2},
+                    hoverinfo="skip",
+                    showlegend=False,
                 )
-            )  # fmt: skip
+            )
     fig.add_trace(
         go.Scatter(
-            x=list(range(len(words))), y=[0] * len(words), mode="text", text=words,
-            textfont={"size": 14}, showlegend=False, hoverinfo="skip",
+            x=list(range(len(words))),
+            y=[0] * len(words),
+            mode="text",
+            text=words,
+            textfont={"size": 14},
+            showlegend=False,
+            hoverinfo="skip",
         )
-    )  # fmt: skip
+    )
     for r, name, y in ((root, "predicted root", 0.25), (gold_root, "gold root", -0.25)):
         if r is not None:
-            fig.add_trace(go.Scatter(x=[r], y=[y], mode="markers", name=name,
-                                     marker={"symbol": "star", "size": 13}))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=[r], y=[y], mode="markers", name=name, marker={"symbol": "star", "size": 13}
+                )
+            )
     span = max((j - i for i, j in (edges | (gold or set()))), default=1)
     fig.update_layout(
-        title=title, template="plotly_white", height=260 + 18 * span,
-        xaxis={"visible": False}, margin={"t": 40, "b": 10},
+        title=title,
+        template="plotly_white",
+        height=260 + 18 * span,
+        xaxis={"visible": False},
+        margin={"t": 40, "b": 10},
         yaxis={"visible": False, "range": [-(0.6 + 0.25 * span / 2), 0.6 + 0.25 * span / 2]},
         annotations=[
-            {"text": "predicted (green: in the gold tree)", "x": 0, "y": 1, "xref": "paper",
-             "yref": "paper", "showarrow": False, "xanchor": "left"},
-            *([{"text": "gold", "x": 0, "y": 0, "xref": "paper", "yref": "paper",
-                "showarrow": False, "xanchor": "left"}] if gold is not None else []),
+            {
+                "text": "predicted (green: in the gold tree)",
+                "x": 0,
+                "y": 1,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "xanchor": "left",
+            },
+            *(
+                [
+                    {
+                        "text": "gold",
+                        "x": 0,
+                        "y": 0,
+                        "xref": "paper",
+                        "yref": "paper",
+                        "showarrow": False,
+                        "xanchor": "left",
+                    }
+                ]
+                if gold is not None
+                else []
+            ),
         ],
-    )  # fmt: skip
+    )
     return fig

@@ -37,9 +37,13 @@ BASELINE_STYLES: dict[str, tuple[str, str, str]] = {
     "right-branching": ("right-branching tree", "#B279A2", "dot"),
 }
 _METRIC_NAMES = {
-    "accuracy": "accuracy", "f1": "F1", "macro_f1": "macro-F1", "uuas": "UUAS",
-    "root_accuracy": "root accuracy", "spearman": "Spearman (lengths 5–50)",
-}  # fmt: skip
+    "accuracy": "accuracy",
+    "f1": "F1",
+    "macro_f1": "macro-F1",
+    "uuas": "UUAS",
+    "root_accuracy": "root accuracy",
+    "spearman": "Spearman (lengths 5–50)",
+}
 
 
 def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
@@ -110,10 +114,13 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
         fig.add_hline(y=row["value"], line={"color": color, "dash": dash, "width": 1.5})
         fig.add_trace(
             go.Scatter(
-                x=[None], y=[None], mode="lines", name=f"{label}: {row['value']:.3f}",
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"{label}: {row['value']:.3f}",
                 line={"color": color, "dash": dash, "width": 1.5},
             )
-        )  # fmt: skip
+        )
     cog = results.centre_of_gravity
     if cog is not None and not math.isnan(cog):
         fig.add_vline(
@@ -125,9 +132,19 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
         )
     sel_low = scores["selectivity_ci_low"].dropna() if "selectivity_ci_low" in scores else []
     y_low = min(
-        [v for v in (*scores["ci_low"], *scores["control"].dropna(), *scores["selectivity"].dropna(),
-                     *refs["value"], *sel_low) if v == v] or [0.0]
-    )  # fmt: skip
+        [
+            v
+            for v in (
+                *scores["ci_low"],
+                *scores["control"].dropna(),
+                *scores["selectivity"].dropna(),
+                *refs["value"],
+                *sel_low,
+            )
+            if v == v
+        ]
+        or [0.0]
+    )
     fig.update_layout(
         title=(
             f"{results.model} · {results.dataset} · {results.task}: "
@@ -169,17 +186,25 @@ def mdl_figure(results: ProbeResults) -> go.Figure | None:
     comp = t[(t["probe"] == "linear") & (t["metric"] == "compression")].sort_values("layer")
     layers = [str(int(v)) for v in rows["layer"]]
     fig = go.Figure()
-    for col, name, color, c in (("value", "task labels", SCORE_COLOR, comp["value"]),
-                                ("control", "control labels", CONTROL_COLOR, comp["control"])):  # fmt: skip
+    for col, name, color, c in (
+        ("value", "task labels", SCORE_COLOR, comp["value"]),
+        ("control", "control labels", CONTROL_COLOR, comp["control"]),
+    ):
         if rows[col].isna().all():
             continue
         sd = "control_sd" if col == "control" else "sd"
-        fig.add_trace(go.Bar(
-            x=layers, y=rows[col], name=name, marker_color=color,
-            error_y={"type": "data", "array": rows[sd].fillna(0).tolist(), "visible": True},
-            customdata=list(c), hovertemplate="layer %{x}: %{y:.1f} kbits, compression "
-            "%{customdata:.2f}<extra>" + name + "</extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=layers,
+                y=rows[col],
+                name=name,
+                marker_color=color,
+                error_y={"type": "data", "array": rows[sd].fillna(0).tolist(), "visible": True},
+                customdata=list(c),
+                hovertemplate="layer %{x}: %{y:.1f} kbits, compression "
+                "%{customdata:.2f}<extra>" + name + "</extra>",
+            )
+        )
     seeds = int(rows["seeds"].iloc[0]) if "seeds" in rows else 1
     fig.update_layout(
         title=f"MDL (online code, Voita & Titov 2020): {results.model} · {results.task}<br>"

@@ -79,33 +79,59 @@ def overlay_curves(results: Sequence[ProbeResults], metric: str | None = None) -
         x = [v / top for v in layers] if depth else layers
         hover_layer = [f"layer {v} of {top}" for v in layers]
         group = {"legendgroup": r.model}
-        fig.add_trace(go.Scatter(
-            x=x + x[::-1], y=list(scores["ci_high"]) + list(scores["ci_low"])[::-1],
-            mode="lines", fill="toself", fillcolor=band, line={"width": 0}, hoverinfo="skip",
-            name=f"{r.model}: 95 % interval", showlegend=False, **group,
-        ))  # fmt: skip
-        fig.add_trace(go.Scatter(
-            x=x, y=scores["value"], mode="lines+markers", line={"color": color, "width": 3},
-            name=f"{r.model}: {_probe_name(r)} ({_METRIC_NAMES.get(metric, metric)})",
-            customdata=list(zip(hover_layer, scores["ci_low"], scores["ci_high"], strict=True)),
-            hovertemplate=f"{r.model} %{{customdata[0]}}: %{{y:.3f}} "
-            "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>", **group,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=x + x[::-1],
+                y=list(scores["ci_high"]) + list(scores["ci_low"])[::-1],
+                mode="lines",
+                fill="toself",
+                fillcolor=band,
+                line={"width": 0},
+                hoverinfo="skip",
+                name=f"{r.model}: 95 % interval",
+                showlegend=False,
+                **group,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=scores["value"],
+                mode="lines+markers",
+                line={"color": color, "width": 3},
+                name=f"{r.model}: {_probe_name(r)} ({_METRIC_NAMES.get(metric, metric)})",
+                customdata=list(zip(hover_layer, scores["ci_low"], scores["ci_high"], strict=True)),
+                hovertemplate=f"{r.model} %{{customdata[0]}}: %{{y:.3f}} "
+                "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>",
+                **group,
+            )
+        )
         y_values += [*scores["ci_low"]]
         if "selectivity_ci_low" in scores and scores["selectivity_ci_low"].notna().any():
-            fig.add_trace(selectivity_band(x, scores).update(
-                fillcolor=band, name=f"{r.model}: selectivity 95 % interval", **group))  # fmt: skip
+            fig.add_trace(
+                selectivity_band(x, scores).update(
+                    fillcolor=band, name=f"{r.model}: selectivity 95 % interval", **group
+                )
+            )
             y_values += [*scores["selectivity_ci_low"].dropna()]
         if scores["control"].notna().any():
-            for col, dash, label in (("control", "dash", "control task"),
-                                     ("selectivity", "dot", "selectivity")):  # fmt: skip
-                fig.add_trace(go.Scatter(
-                    x=x, y=scores[col], mode="lines+markers",
-                    line={"color": color, "dash": dash, "width": 1.5}, marker={"size": 5},
-                    name=f"{r.model}: {label}", customdata=hover_layer,
-                    hovertemplate=f"{r.model} %{{customdata}}: {label} %{{y:.3f}}<extra></extra>",
-                    **group,
-                ))  # fmt: skip
+            for col, dash, label in (
+                ("control", "dash", "control task"),
+                ("selectivity", "dot", "selectivity"),
+            ):
+                fig.add_trace(
+                    go.Scatter(
+                        x=x,
+                        y=scores[col],
+                        mode="lines+markers",
+                        line={"color": color, "dash": dash, "width": 1.5},
+                        marker={"size": 5},
+                        name=f"{r.model}: {label}",
+                        customdata=hover_layer,
+                        hovertemplate=f"{r.model} %{{customdata}}: {label} %{{y:.3f}}<extra></extra>",
+                        **group,
+                    )
+                )
                 y_values += [*scores[col].dropna()]
         cog = r.centre_of_gravity
         if cog is not None and not math.isnan(cog):
@@ -114,26 +140,33 @@ def overlay_curves(results: Sequence[ProbeResults], metric: str | None = None) -
     # the left, the rightmost to the right) so that two close lines keep readable labels.
     for k, (x_cog, cog, color, model) in enumerate(sorted(cogs)):
         fig.add_vline(
-            x=x_cog, line={"color": color, "dash": "dot", "width": 2},
+            x=x_cog,
+            line={"color": color, "dash": "dot", "width": 2},
             annotation_text=f"{model}: centre of gravity {cog:.2f}",
             annotation_position="top left" if k == 0 and len(cogs) > 1 else "top right",
             annotation_font={"color": color, "size": 11},
-        )  # fmt: skip
+        )
     # Baselines as legend entries rather than labels on the lines: with two models several
     # of them lie within a few points of each other and their labels would overprint.
     x_span = [0.0, 1.0] if depth else [0, max(n_contextual_layers(r) for r in results)]
     for ref in _reference_lines(results, metric):
-        fig.add_trace(go.Scatter(
-            x=x_span, y=[ref["value"]] * 2, mode="lines",
-            line={"color": ref["color"], "dash": ref["dash"], "width": 1.5},
-            name=f"{ref['label']}: {ref['value']:.3f}",
-            hovertemplate=f"{ref['label']}: {ref['value']:.3f}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=x_span,
+                y=[ref["value"]] * 2,
+                mode="lines",
+                line={"color": ref["color"], "dash": ref["dash"], "width": 1.5},
+                name=f"{ref['label']}: {ref['value']:.3f}",
+                hovertemplate=f"{ref['label']}: {ref['value']:.3f}<extra></extra>",
+            )
+        )
         y_values.append(ref["value"])
     if depth:
-        xaxis = {"title": "relative depth (layer / number of contextual layers)",
-                 "tickvals": [0, 0.25, 0.5, 0.75, 1.0],
-                 "ticktext": ["0 (input)", "0.25", "0.5", "0.75", "1 (top)"]}  # fmt: skip
+        xaxis = {
+            "title": "relative depth (layer / number of contextual layers)",
+            "tickvals": [0, 0.25, 0.5, 0.75, 1.0],
+            "ticktext": ["0 (input)", "0.25", "0.5", "0.75", "1 (top)"],
+        }
     else:
         layers = sorted({int(v) for r in results for v in r.layer_scores(metric)["layer"]})
         xaxis = {"title": "layer (0 = input layer)", "tickmode": "array", "tickvals": layers}
@@ -174,11 +207,18 @@ def _reference_lines(results: Sequence[ProbeResults], metric: str) -> list[dict]
                     if probe in shared_done:
                         continue
                     shared_done.add(probe)
-                    out.append({"label": label, "value": row["value"], "color": color,
-                                "dash": dash})  # fmt: skip
+                    out.append(
+                        {"label": label, "value": row["value"], "color": color, "dash": dash}
+                    )
                     continue
-            out.append({"label": f"{r.model}: {label}", "value": row["value"],
-                        "color": MODEL_COLORS[i % 2], "dash": dash})  # fmt: skip
+            out.append(
+                {
+                    "label": f"{r.model}: {label}",
+                    "value": row["value"],
+                    "color": MODEL_COLORS[i % 2],
+                    "dash": dash,
+                }
+            )
     return out
 
 
@@ -191,19 +231,26 @@ def mix_weights_figure(results: Sequence[ProbeResults]) -> go.Figure | None:
     if len(results) == 1:
         fig = mix_weights_bar(results[0])
         # The library's one-line title is cut off in a half-width column: two short lines.
-        fig.update_layout(title=f"Scalar-mix weights<br>{_mix_title(results[0], model=False)}",
-                          title_font_size=13, margin={"t": 80})  # fmt: skip
+        fig.update_layout(
+            title=f"Scalar-mix weights<br>{_mix_title(results[0], model=False)}",
+            title_font_size=13,
+            margin={"t": 80},
+        )
         return fig
     fig = go.Figure()
     for i, r in enumerate(results):
         if not r.scalar_mix:
             continue
         mix = r.scalar_mix
-        fig.add_trace(go.Bar(
-            x=[str(v) for v in mix["layers"]], y=mix["weights"], name=r.model,
-            marker_color=MODEL_COLORS[i % 2],
-            hovertemplate=f"{r.model} layer %{{x}}: weight %{{y:.3f}}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=[str(v) for v in mix["layers"]],
+                y=mix["weights"],
+                name=r.model,
+                marker_color=MODEL_COLORS[i % 2],
+                hovertemplate=f"{r.model} layer %{{x}}: weight %{{y:.3f}}<extra></extra>",
+            )
+        )
     fig.update_layout(
         title="<br>".join(["Scalar-mix weights", *(_mix_title(r) for r in with_mix)]),
         title_font_size=13,
@@ -234,13 +281,22 @@ def layer_table(results: Sequence[ProbeResults], metric: str | None = None) -> p
     frames = []
     for r in results:
         s = r.layer_scores(metric)
-        frames.append(pd.DataFrame({
-            "model": r.model, "layer": s["layer"].astype(int),
-            (metric or r.metric): s["value"], "ci_low": s["ci_low"], "ci_high": s["ci_high"],
-            "control": s["control"], "selectivity": s["selectivity"],
-            "sel_ci_low": s.get("selectivity_ci_low"), "sel_ci_high": s.get("selectivity_ci_high"),
-            "n": s["n"],
-        }))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": r.model,
+                    "layer": s["layer"].astype(int),
+                    (metric or r.metric): s["value"],
+                    "ci_low": s["ci_low"],
+                    "ci_high": s["ci_high"],
+                    "control": s["control"],
+                    "selectivity": s["selectivity"],
+                    "sel_ci_low": s.get("selectivity_ci_low"),
+                    "sel_ci_high": s.get("selectivity_ci_high"),
+                    "n": s["n"],
+                }
+            )
+        )
     table = pd.concat(frames, ignore_index=True)
     # WSD has no control task: drop the empty columns rather than show a column of blanks.
     empty = ("control", "selectivity", "sel_ci_low", "sel_ci_high")
@@ -256,16 +312,22 @@ def headline(r: ProbeResults) -> str:
     best = scores.set_index("layer").loc[layer]
     name = _METRIC_NAMES.get(r.metric, r.metric)
     on = "chosen on dev" if r.meta.get("best_layer") else "chosen on test"
-    parts = [f"**{r.model}**: best layer {layer} ({on}; test {name} {best['value']:.3f} "
-             f"[{best['ci_low']:.3f}, {best['ci_high']:.3f}])"]  # fmt: skip
+    parts = [
+        f"**{r.model}**: best layer {layer} ({on}; test {name} {best['value']:.3f} "
+        f"[{best['ci_low']:.3f}, {best['ci_high']:.3f}])"
+    ]
     cogs = r.summaries()
-    for probe, label in (("cog_running_best", "running best"),
-                         ("cog_cumulative_mix", "cumulative mixes")):  # fmt: skip
+    for probe, label in (
+        ("cog_running_best", "running best"),
+        ("cog_cumulative_mix", "cumulative mixes"),
+    ):
         row = cogs[cogs["probe"] == probe]
         if len(row):
             c = row.iloc[0]
-            parts.append(f"centre of gravity ({label}) {c['value']:.2f} "
-                         f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]")  # fmt: skip
+            parts.append(
+                f"centre of gravity ({label}) {c['value']:.2f} "
+                f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]"
+            )
     if not len(cogs) and r.centre_of_gravity == r.centre_of_gravity:
         parts.append(f"centre of gravity {r.centre_of_gravity:.2f}")
     if r.scalar_mix:

@@ -43,11 +43,14 @@ def feeders_figure(
     for method, row in rows.items():
         fig.add_trace(
             go.Bar(
-                x=row[order], y=labels, orientation="h", name=method,
+                x=row[order],
+                y=labels,
+                orientation="h",
+                name=method,
                 marker_color=COLOURS.get(method, "#7f7f7f"),
                 hovertemplate="%{y}: %{x:.3f}<extra>" + method + "</extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(
         title={
             "text": f"Which input tokens feed “{tokens[query]}” at layer {layer}"

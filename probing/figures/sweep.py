@@ -29,27 +29,44 @@ def layering_figure(table: pd.DataFrame, model: str) -> go.Figure:
         metric = get_task(task).metric
         sel = rows[(rows["task"] == task) & (rows["dataset"] == dataset)]
         sel = sel[(sel["metric"] == metric) & (sel["probe"].isin(["linear", "1nn"]))]
-        agg = sel.groupby("layer").agg(
-            value=("value", "mean"), lo=("ci_low", "min"), hi=("ci_high", "max"),
-            seeds=("seed", "nunique"),
-        ).reset_index()  # fmt: skip
+        agg = (
+            sel.groupby("layer")
+            .agg(
+                value=("value", "mean"),
+                lo=("ci_low", "min"),
+                hi=("ci_high", "max"),
+                seeds=("seed", "nunique"),
+            )
+            .reset_index()
+        )
         x = [int(v) for v in agg["layer"]]
         color = COLORS[i % len(COLORS)]
         name = f"{task} · {dataset} ({metric})"
         fig.add_trace(
             go.Scatter(
-                x=x + x[::-1], y=list(agg["hi"]) + list(agg["lo"])[::-1], fill="toself",
-                mode="lines", line={"width": 0}, fillcolor=_rgba(color, 0.15),
-                hoverinfo="skip", showlegend=False, legendgroup=name,
+                x=x + x[::-1],
+                y=list(agg["hi"]) + list(agg["lo"])[::-1],
+                fill="toself",
+                mode="lines",
+                line={"width": 0},
+                fillcolor=_rgba(color, 0.15),
+                hoverinfo="skip",
+                showlegend=False,
+                legendgroup=name,
             )
-        )  # fmt: skip
+        )
         fig.add_trace(
             go.Scatter(
-                x=x, y=list(agg["value"]), mode="lines+markers", name=name, legendgroup=name,
-                line={"color": color}, customdata=list(agg["seeds"]),
+                x=x,
+                y=list(agg["value"]),
+                mode="lines+markers",
+                name=name,
+                legendgroup=name,
+                line={"color": color},
+                customdata=list(agg["seeds"]),
                 hovertemplate="layer %{x}: %{y:.3f} (mean of %{customdata} seeds)<extra></extra>",
             )
-        )  # fmt: skip
+        )
     fig.update_layout(
         title=f"{model}: what each layer knows (mean over seeds; band: 95 % CIs of all seeds)",
         xaxis={"title": "layer (0 = input)", "dtick": 1},

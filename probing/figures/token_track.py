@@ -17,34 +17,50 @@ def token_track_figure(track: TokenTrack, mask: int, title: str = "") -> go.Figu
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(
         go.Scatter(
-            x=x, y=track.rank[mask], mode="lines+markers", name="rank",
+            x=x,
+            y=track.rank[mask],
+            mode="lines+markers",
+            name="rank",
             customdata=list(track.layer_names),
             hovertemplate="%{customdata}: rank %{y}<extra></extra>",
         ),
         secondary_y=False,
-    )  # fmt: skip
+    )
     fig.add_trace(
         go.Scatter(
-            x=x, y=track.probability[mask], mode="lines+markers", name="probability",
-            line={"dash": "dot"}, customdata=list(track.layer_names),
+            x=x,
+            y=track.probability[mask],
+            mode="lines+markers",
+            name="probability",
+            line={"dash": "dot"},
+            customdata=list(track.layer_names),
             hovertemplate="%{customdata}: p %{y:.1%}<extra></extra>",
         ),
         secondary_y=True,
-    )  # fmt: skip
+    )
     # Both axes are logarithmic with one labelled tick per decade: plotly's own log ticks
     # read "5, 10, 2, 5, 100 …" and a ".0%" linear axis "1%, 1%, … 0%" for small probabilities.
     rank_ticks = decade_ticks(1, float(np.max(track.rank[mask])))
     fig.update_yaxes(
-        type="log", range=[math.log10(rank_ticks[-1]), 0], title_text="rank (1 = top)", secondary_y=False,
-        tickvals=rank_ticks, ticktext=[f"{int(v):,}" for v in rank_ticks], minor={"showgrid": False},
-    )  # fmt: skip
+        type="log",
+        range=[math.log10(rank_ticks[-1]), 0],
+        title_text="rank (1 = top)",
+        secondary_y=False,
+        tickvals=rank_ticks,
+        ticktext=[f"{int(v):,}" for v in rank_ticks],
+        minor={"showgrid": False},
+    )
     probs = np.clip(track.probability[mask], 1e-12, 1)
     prob_ticks = decade_ticks(float(np.min(probs)), 1.0)
     fig.update_yaxes(
-        type="log", title_text="probability (log)", secondary_y=True, showgrid=False,
-        tickvals=prob_ticks, ticktext=[percent(v) for v in prob_ticks],
+        type="log",
+        title_text="probability (log)",
+        secondary_y=True,
+        showgrid=False,
+        tickvals=prob_ticks,
+        ticktext=[percent(v) for v in prob_ticks],
         range=[np.log10(prob_ticks[0]), 0.05],
-    )  # fmt: skip
+    )
     fig.update_xaxes(tickvals=x, ticktext=[str(i) for i in x], title_text="layer (0 = embeddings)")
     fig.update_layout(
         title=title or f"“{track.token}” by layer",

@@ -16,8 +16,12 @@ def lens_comparison_figure(readout: LensReadout, mask: int, title: str = "") -> 
     = already the answer) and KL(final ‖ layer) in nats, for both lenses."""
     names = readout.layer_names
     x = list(range(len(names)))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
-                        subplot_titles=("rank of the final answer", "KL to the final distribution"))  # fmt: skip
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.14,
+        subplot_titles=("rank of the final answer", "KL to the final distribution"),
+    )
     series = {
         "logit lens": (readout.logit_rank[:, mask], readout.logit_kl[:, mask]),
         "tuned lens": (readout.tuned_rank[:, mask], readout.tuned_kl[:, mask]),
@@ -29,16 +33,34 @@ def lens_comparison_figure(readout: LensReadout, mask: int, title: str = "") -> 
             "dash": "dot" if lens == "logit lens" else "solid",
         }
         fig.add_trace(
-            go.Scatter(x=x, y=rank, mode="lines+markers", name=lens, line=style, legendgroup=lens,
-                       hovertemplate="%{text}: rank %{y}<extra>" + lens + "</extra>", text=names),
-            row=1, col=1,
-        )  # fmt: skip
+            go.Scatter(
+                x=x,
+                y=rank,
+                mode="lines+markers",
+                name=lens,
+                line=style,
+                legendgroup=lens,
+                hovertemplate="%{text}: rank %{y}<extra>" + lens + "</extra>",
+                text=names,
+            ),
+            row=1,
+            col=1,
+        )
         fig.add_trace(
-            go.Scatter(x=x, y=kl, mode="lines+markers", name=lens, line=style, legendgroup=lens,
-                       showlegend=False, text=names,
-                       hovertemplate="%{text}: %{y:.2f} nats<extra>" + lens + "</extra>"),
-            row=1, col=2,
-        )  # fmt: skip
+            go.Scatter(
+                x=x,
+                y=kl,
+                mode="lines+markers",
+                name=lens,
+                line=style,
+                legendgroup=lens,
+                showlegend=False,
+                text=names,
+                hovertemplate="%{text}: %{y:.2f} nats<extra>" + lens + "</extra>",
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_yaxes(
         type="log", autorange="reversed", dtick=1, title_text="rank (1 = top guess)", row=1, col=1
     )

@@ -119,16 +119,25 @@ def cases_from_conllu(
                 continue  # the sentence's form is not the table's (e.g. subjunctive)
             between = range(s["id"] + 1, t["id"])
             attractors = sum(
-                1 for i in between
+                1
+                for i in between
                 if by_id[i]["upos"] in ("NOUN", "PROPN")
                 and (by_id[i]["feats"] or {}).get("Number") not in (None, number)
-            )  # fmt: skip
+            )
             cases.append(
                 AgreementCase(
-                    words, t["id"] - 1, s["id"] - 1, number, correct, wrong, attractors,
-                    t["id"] - s["id"], "ud-ewt", sent.metadata.get("sent_id", ""),
+                    words,
+                    t["id"] - 1,
+                    s["id"] - 1,
+                    number,
+                    correct,
+                    wrong,
+                    attractors,
+                    t["id"] - s["id"],
+                    "ud-ewt",
+                    sent.metadata.get("sent_id", ""),
                 )
-            )  # fmt: skip
+            )
     return cases
 
 
@@ -138,10 +147,26 @@ NOUNS = (("author", "authors"), ("pilot", "pilots"), ("surgeon", "surgeons"),
          ("farmer", "farmers"), ("manager", "managers"), ("customer", "customers"),
          ("officer", "officers"), ("teacher", "teachers"), ("senator", "senators"),
          ("dancer", "dancers"), ("doctor", "doctors"), ("student", "students"))  # fmt: skip
-VERBS = (("is", "are"), ("has", "have"), ("likes", "like"), ("knows", "know"),
-         ("writes", "write"), ("runs", "run"), ("makes", "make"), ("seems", "seem"))  # fmt: skip
-OBJECTS = {"is": "here", "has": "time", "likes": "music", "knows": "it", "writes": "well",
-           "runs": "fast", "makes": "sense", "seems": "happy"}  # fmt: skip
+VERBS = (
+    ("is", "are"),
+    ("has", "have"),
+    ("likes", "like"),
+    ("knows", "know"),
+    ("writes", "write"),
+    ("runs", "run"),
+    ("makes", "make"),
+    ("seems", "seem"),
+)
+OBJECTS = {
+    "is": "here",
+    "has": "time",
+    "likes": "music",
+    "knows": "it",
+    "writes": "well",
+    "runs": "fast",
+    "makes": "sense",
+    "seems": "happy",
+}
 PLACES = ("the house", "the car", "the school")
 # (name, words with {S} subject, {A} attractor, {V} verb, {O} object): Marvin & Linzen's
 # simple agreement, across a prepositional phrase and across an object relative clause.
@@ -158,8 +183,13 @@ def templated_cases(every: int = 1) -> list[AgreementCase]:
     ``every``-th of them (a fixed stride, no draw)."""
     cases = []
     for name, template in TEMPLATES:
-        combos = [(n, a, v) for n in range(len(NOUNS)) for a in range(len(NOUNS))
-                  for v in range(len(VERBS)) if n != a]  # fmt: skip
+        combos = [
+            (n, a, v)
+            for n in range(len(NOUNS))
+            for a in range(len(NOUNS))
+            for v in range(len(VERBS))
+            if n != a
+        ]
         for k in range(0, len(combos), every):
             n, a, v = combos[k]
             for number, idx in (("Sing", 0), ("Plur", 1)):
@@ -175,10 +205,18 @@ def templated_cases(every: int = 1) -> list[AgreementCase]:
                 words[verb] = correct
                 cases.append(
                     AgreementCase(
-                        tuple(words), verb, 1, number, correct, wrong,
-                        int("{A}" in template), verb - 1, name, f"{name}:{k}",
+                        tuple(words),
+                        verb,
+                        1,
+                        number,
+                        correct,
+                        wrong,
+                        int("{A}" in template),
+                        verb - 1,
+                        name,
+                        f"{name}:{k}",
                     )
-                )  # fmt: skip
+                )
     return cases
 
 
@@ -239,8 +277,9 @@ def prepare(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> Ma
             kept.append(i)
         if not rows:
             continue
-        inputs = {k: enc[k][rows] for k in ("input_ids", "attention_mask", "token_type_ids")
-                  if k in enc}  # fmt: skip
+        inputs = {
+            k: enc[k][rows] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc
+        }
         inputs["input_ids"] = inputs["input_ids"].clone()
         p = torch.tensor(pos)
         inputs["input_ids"][torch.arange(len(rows)), p] = tok.mask_token_id
@@ -265,8 +304,9 @@ def margins(encoder, prepared: MaskedCases, intervention=None) -> np.ndarray:  #
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def summary(cases: Sequence[AgreementCase], kept: Sequence[int], correct: np.ndarray,
-            n_boot: int = 1000) -> list[dict]:  # fmt: skip
+def summary(
+    cases: Sequence[AgreementCase], kept: Sequence[int], correct: np.ndarray, n_boot: int = 1000
+) -> list[dict]:
     """Accuracy with sentence-bootstrap CIs per source, overall and by attractors/distance."""
     from probing.interventions.stats import PairedBootstrap
 
@@ -279,15 +319,26 @@ def summary(cases: Sequence[AgreementCase], kept: Sequence[int], correct: np.nda
         sub = correct[idx].astype(float)
         attractors = np.array([min(kept_cases[j].attractors, 2) for j in idx])
         distance = np.array([_distance_bin(kept_cases[j].distance) for j in idx])
-        for by, values in (("all", np.zeros(len(idx), int)), ("attractors", attractors),
-                           ("distance", distance)):  # fmt: skip
+        for by, values in (
+            ("all", np.zeros(len(idx), int)),
+            ("attractors", attractors),
+            ("distance", distance),
+        ):
             for value in sorted(set(values.tolist())):
                 m = (values == value).astype(float)
                 est = boot.ratio(sub * m, m)
                 label = {2: "2+"}.get(value, value) if by == "attractors" else value
-                rows.append({"source": source, "by": by, "value": "all" if by == "all" else label,
-                             "accuracy": est.value, "accuracy_lo": est.ci_low,
-                             "accuracy_hi": est.ci_high, "n": int(m.sum())})  # fmt: skip
+                rows.append(
+                    {
+                        "source": source,
+                        "by": by,
+                        "value": "all" if by == "all" else label,
+                        "accuracy": est.value,
+                        "accuracy_lo": est.ci_low,
+                        "accuracy_hi": est.ci_high,
+                        "n": int(m.sum()),
+                    }
+                )
     return rows
 
 

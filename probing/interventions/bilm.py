@@ -131,9 +131,10 @@ def scorable(encoder, cases: Sequence[AgreementCase]) -> list[int]:  # noqa: ANN
     """Indices of the cases whose two verb forms are distinct LM-vocabulary words."""
     softmax = require_bilm(encoder, "Agreement with the forward LM")
     return [
-        i for i, c in enumerate(cases)
+        i
+        for i, c in enumerate(cases)
         if softmax.in_vocab(c.correct) and softmax.in_vocab(c.wrong) and c.correct != c.wrong
-    ]  # fmt: skip
+    ]
 
 
 def _last_states(encoder, contexts: list[list[str]], hook: LayerHook | None) -> torch.Tensor:  # noqa: ANN001
@@ -225,9 +226,11 @@ def lm_pair_batches(encoder, pairs: Sequence[tuple], batch_size: int = 128) -> l
                 LMPairBatch(
                     [list(c.words[: c.verb]) for c, _s, _g in chunk],
                     [list(s.words[: s.verb]) for _c, s, _g in chunk],
-                    ids, roles, [g for *_x, g in chunk],
+                    ids,
+                    roles,
+                    [g for *_x, g in chunk],
                 )
-            )  # fmt: skip
+            )
     return batches
 
 
@@ -283,8 +286,14 @@ def patch_pairs_lm(encoder, batches: Sequence[LMPairBatch], n_boot: int = 1000) 
         z.append([e.value for e in est])
         lo.append([e.ci_low for e in est])
         hi.append([e.ci_high for e in est])
-    roles = {"z": z, "lo": lo, "hi": hi, "x": list(ROLES_LM), "y": [str(x) for x in range(L + 1)],
-             "x_title": "position role (forward LM, left context)"}  # fmt: skip
+    roles = {
+        "z": z,
+        "lo": lo,
+        "hi": hi,
+        "x": list(ROLES_LM),
+        "y": [str(x) for x in range(L + 1)],
+        "x_title": "position role (forward LM, left context)",
+    }
     return {
         "roles": roles,
         "heads": None,

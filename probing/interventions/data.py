@@ -69,9 +69,8 @@ def labelled_sample(
 
     sents = read_sentences(dataset, split)
     sents = [
-        s for s in sents
-        if field in s.labels and any(s.labels[field]) and len(s.words) <= max_words
-    ]  # fmt: skip
+        s for s in sents if field in s.labels and any(s.labels[field]) and len(s.words) <= max_words
+    ]
     if not sents:
         raise TaskLabelsMissingError(f"{dataset} {split} has no words labelled with {field!r}.")
     if n_sentences < len(sents):

@@ -129,8 +129,9 @@ def block_eraser(parts: Sequence[Eraser]) -> Eraser:
         right[r0 : r0 + r, d0 : d0 + d] = p.right
         d0, r0 = d0 + d, r0 + r
     bias = np.concatenate([p.bias for p in parts]).astype(np.float32)
-    return Eraser(left, right, bias, parts[0].method, sum(p.rank for p in parts),
-                  tuple(p.rank for p in parts))  # fmt: skip
+    return Eraser(
+        left, right, bias, parts[0].method, sum(p.rank for p in parts), tuple(p.rank for p in parts)
+    )
 
 
 def fit_leace_blocks(X: np.ndarray, y: Sequence, n_blocks: int = 1) -> Eraser:
@@ -204,9 +205,12 @@ def fit_inlp(
     accs: list[float] = []
     for it in range(max_iter):
         probe = LinearProbe(
-            C=C, max_iter=100, random_state=seed + it, max_train_words=max_train_words,
+            C=C,
+            max_iter=100,
+            random_state=seed + it,
+            max_train_words=max_train_words,
             device="cpu",
-        )  # fmt: skip
+        )
         probe.fit(eraser(X), y)
         acc = float(np.mean(probe.predict(eraser(X_dev)) == y_dev))
         accs.append(acc)

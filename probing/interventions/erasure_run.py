@@ -63,8 +63,12 @@ class ErasureResult:
     meta: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"spec": asdict(self.spec), "rows": self.rows, "recovery": self.recovery,
-                "meta": self.meta}  # fmt: skip
+        return {
+            "spec": asdict(self.spec),
+            "rows": self.rows,
+            "recovery": self.recovery,
+            "meta": self.meta,
+        }
 
 
 def _stack(per_sentence: list[np.ndarray], sent: np.ndarray, word: np.ndarray, layer: int):  # noqa: ANN202
@@ -146,8 +150,10 @@ def run_erasure(
             for seed in range(spec.seeds):
                 keep = np.random.default_rng(seed).random(len(y_tr)) < 0.9
                 halves = [slice(i * width, (i + 1) * width) for i in range(n_blocks)]
-                fits = [fit_inlp(X[keep][:, h], y_tr[keep], Xd[:, h], y_dv, seed=seed)[0]
-                        for h in halves]  # fmt: skip
+                fits = [
+                    fit_inlp(X[keep][:, h], y_tr[keep], Xd[:, h], y_dv, seed=seed)[0]
+                    for h in halves
+                ]
                 erasers.append(fits[0] if n_blocks == 1 else block_eraser(fits))
         after = [
             boot.draws(y_te, _probe(spec.C, spec.max_train_words).fit(e(X), y_tr).predict(e(Xt)))
@@ -192,13 +198,18 @@ def run_erasure(
                 )
                 pt, draws = boot.draws(y_te, probe.predict(_stack(up_te, s_te, w_te, later)))
                 c_pt, c_draws = before[later]
-                result.recovery.append({
-                    "erased_layer": layer, "probed_layer": later,
-                    **est_fields("acc_clean", interval(c_pt, c_draws, n)),
-                    **est_fields("acc_after", interval(pt, draws, n)),
-                    **est_fields("after_minus_clean", interval(pt - c_pt, draws - c_draws, n)),
-                    **est_fields("after_minus_majority", interval(pt - maj_pt, draws - maj_draws, n)),
-                })  # fmt: skip
+                result.recovery.append(
+                    {
+                        "erased_layer": layer,
+                        "probed_layer": later,
+                        **est_fields("acc_clean", interval(c_pt, c_draws, n)),
+                        **est_fields("acc_after", interval(pt, draws, n)),
+                        **est_fields("after_minus_clean", interval(pt - c_pt, draws - c_draws, n)),
+                        **est_fields(
+                            "after_minus_majority", interval(pt - maj_pt, draws - maj_draws, n)
+                        ),
+                    }
+                )
     result.meta = {
         "model": encoder.name,
         "dataset": dataset,
@@ -209,13 +220,15 @@ def run_erasure(
         "train_sentences": len(train.sentences),
         "test_sentences": len(test.sentences),
         "lm_effect": (
-            "masked-LM loss/top-1 on held-out words" if mlm
+            "masked-LM loss/top-1 on held-out words"
+            if mlm
             else "bi-LM loss/top-1 on held-out words (mean of the forward and backward LMs)"
-            if bilm else f"none: {encoder.name} has no language-model head here"
+            if bilm
+            else f"none: {encoder.name} has no language-model head here"
         ),
         "eraser_blocks": n_blocks,
         "n_heldout_words": lm.n_words if lm is not None else 0,
-    }  # fmt: skip
+    }
     say("done", 1, 1)
     return result
 

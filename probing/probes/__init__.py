@@ -25,17 +25,32 @@ import importlib
 # Names are imported on first use (PEP 562): ``from probing.probes.tasks import TASKS`` must not
 # load scikit-learn, which made ``python -m probing probe --help`` take seconds.
 _WHERE = {
-    "MajorityBaseline": "baselines", "WordTypeBaseline": "baselines",
-    "ControlTask": "control", "selectivity": "control", "LinearProbe": "linear",
-    "ABSTAIN": "metrics", "Estimate": "metrics", "accuracy": "metrics", "bootstrap_ci": "metrics",
-    "centre_of_gravity": "metrics", "expected_layer": "metrics", "macro_f1": "metrics",
-    "precision_recall_f1": "metrics", "ScalarMixProbe": "mix",
-    "COLUMNS": "results", "ProbeResults": "results", "probe_layers": "run",
+    "MajorityBaseline": "baselines",
+    "WordTypeBaseline": "baselines",
+    "ControlTask": "control",
+    "selectivity": "control",
+    "LinearProbe": "linear",
+    "ABSTAIN": "metrics",
+    "Estimate": "metrics",
+    "accuracy": "metrics",
+    "bootstrap_ci": "metrics",
+    "centre_of_gravity": "metrics",
+    "expected_layer": "metrics",
+    "macro_f1": "metrics",
+    "precision_recall_f1": "metrics",
+    "ScalarMixProbe": "mix",
+    "COLUMNS": "results",
+    "ProbeResults": "results",
+    "probe_layers": "run",
     "ProbeSettings": "settings",
-    "TASKS": "tasks", "Task": "tasks", "get_task": "tasks",
-    "MostFrequentSense": "wsd", "NearestSenseClassifier": "wsd", "first_sense_backoff": "wsd",
+    "TASKS": "tasks",
+    "Task": "tasks",
+    "get_task": "tasks",
+    "MostFrequentSense": "wsd",
+    "NearestSenseClassifier": "wsd",
+    "first_sense_backoff": "wsd",
     "lemma_key": "wsd",
-}  # fmt: skip
+}
 
 
 def __getattr__(name: str):

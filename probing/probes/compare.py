@@ -203,20 +203,37 @@ class Difference:
         """JSON-ready (NaN -> None)."""
         f = _json_float
         return {
-            "a": self.a, "b": self.b, "diff": f(self.value), "ci_low": f(self.ci_low),
-            "ci_high": f(self.ci_high), "p": f(self.p), "p_holm": f(self.p_holm),
-            "per_seed": [f(x) for x in self.per_seed], "paired": self.paired,
-            "sign_stable": self.sign_stable, "called": self.called, "kind": self.kind,
-        }  # fmt: skip
+            "a": self.a,
+            "b": self.b,
+            "diff": f(self.value),
+            "ci_low": f(self.ci_low),
+            "ci_high": f(self.ci_high),
+            "p": f(self.p),
+            "p_holm": f(self.p_holm),
+            "per_seed": [f(x) for x in self.per_seed],
+            "paired": self.paired,
+            "sign_stable": self.sign_stable,
+            "called": self.called,
+            "kind": self.kind,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Difference:
         """Read back :meth:`as_dict` (``called`` is recomputed, not trusted)."""
         g = lambda k: math.nan if d.get(k) is None else float(d[k])  # noqa: E731
         per_seed = tuple(math.nan if x is None else float(x) for x in d.get("per_seed", ()))
-        return cls(str(d["a"]), str(d["b"]), g("diff"), g("ci_low"), g("ci_high"), g("p"),
-                   per_seed, bool(d.get("paired", True)), g("p_holm"),
-                   kind=str(d.get("kind", "")))  # fmt: skip
+        return cls(
+            str(d["a"]),
+            str(d["b"]),
+            g("diff"),
+            g("ci_low"),
+            g("ci_high"),
+            g("p"),
+            per_seed,
+            bool(d.get("paired", True)),
+            g("p_holm"),
+            kind=str(d.get("kind", "")),
+        )
 
 
 @dataclass
@@ -370,8 +387,11 @@ def format_table(diffs: Sequence[Difference], scale: float = 100.0, unit: str = 
     ]
     for d in diffs:
         ci = f"[{d.ci_low * scale:+.2f}, {d.ci_high * scale:+.2f}]"
-        flag = "yes" if d.called else ("no (sign flips over seeds)" if not d.sign_stable
-                                       and d.value != 0 else "no")  # fmt: skip
+        flag = (
+            "yes"
+            if d.called
+            else ("no (sign flips over seeds)" if not d.sign_stable and d.value != 0 else "no")
+        )
         lines.append(
             f"{d.a + ' − ' + d.b:<28} {d.value * scale:>+8.2f} {ci:>19} "
             f"{d.p:>7.3f} {d.p_holm:>7.3f}  {flag}"

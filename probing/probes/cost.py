@@ -74,8 +74,14 @@ class RunCost:
         e0, e1 = fit_line([(r["train"] + r["eval"], r["extract_s"]) for r in both])
         f0, f1 = fit_line([(r["train"] + r["eval"], r["fit_s"]) for r in runs])
         largest = max(runs, key=lambda r: r["train"])
-        return cls(e0, e1, f0, f1, int(largest["layers"]),
-                   largest["train_words"] / max(1, largest["train"]))  # fmt: skip
+        return cls(
+            e0,
+            e1,
+            f0,
+            f1,
+            int(largest["layers"]),
+            largest["train_words"] / max(1, largest["train"]),
+        )
 
 
 def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -130,8 +136,13 @@ def estimate_seconds(
     sizes = {split: n for split, (n, _) in plan.items()}
     to_encode = sum(n for n, cached in plan.values() if not cached)
     layers = len(settings.layers) if settings.layers else int(encoder.info.n_layers) + 1
-    extract, fit = cost.seconds(sizes["train"], sizes["dev"] + sizes["test"], layers,
-                                to_encode=to_encode, max_train_words=settings.max_train_words)  # fmt: skip
+    extract, fit = cost.seconds(
+        sizes["train"],
+        sizes["dev"] + sizes["test"],
+        layers,
+        to_encode=to_encode,
+        max_train_words=settings.max_train_words,
+    )
     fits = settings.seeds + (MDL_FITS * settings.mdl_seeds if settings.mdl else 0)
     return extract, fit * fits
 
@@ -141,8 +152,11 @@ def extraction_plan(encoder, settings: ProbeSettings) -> dict[str, tuple[int, bo
     already in the feature cache?). A run extracts the splits that are not."""
     from probing.features import features_cached, split_size
 
-    caps = {"train": settings.max_train_sentences, "dev": settings.max_dev_sentences,
-            "test": settings.max_test_sentences}  # fmt: skip
+    caps = {
+        "train": settings.max_train_sentences,
+        "dev": settings.max_dev_sentences,
+        "test": settings.max_test_sentences,
+    }
     plan = {}
     for split, cap in caps.items():
         whole = split_size(settings.dataset_name, split)

@@ -131,8 +131,13 @@ def arc_features(feats, product: bool = False) -> ArcFeatures:  # noqa: ANN001 -
     fields = {k: v[dep] for k, v in feats.fields.items()}
     fields["head_word"] = feats.words[head]
     return ArcFeatures(
-        heads=feats.select(head), deps=feats.select(dep), labels=labels.astype(str),
-        words=feats.words[dep], sentence_index=feats.sentence_index[dep],
-        sent_ids=feats.sent_ids, layer_ids=tuple(feats.layer_ids), fields=fields,
+        heads=feats.select(head),
+        deps=feats.select(dep),
+        labels=labels.astype(str),
+        words=feats.words[dep],
+        sentence_index=feats.sentence_index[dep],
+        sent_ids=feats.sent_ids,
+        layer_ids=tuple(feats.layer_ids),
+        fields=fields,
         product=product,
-    )  # fmt: skip
+    )

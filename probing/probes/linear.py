@@ -182,8 +182,14 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             score = float(np.mean(self.predict(Xd) == y_dev))
             self.dev_scores_[C] = score
             if best is None or score > best[0]:
-                best = (score, C, W.detach().clone(), b.detach().clone(), self.n_iter_,
-                        self.objective_)  # fmt: skip
+                best = (
+                    score,
+                    C,
+                    W.detach().clone(),
+                    b.detach().clone(),
+                    self.n_iter_,
+                    self.objective_,
+                )
         _, self.C_, W_best, b_best, self.n_iter_, self.objective_ = best
         self._keep(W_best, b_best)
         return self

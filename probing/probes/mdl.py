@@ -35,8 +35,18 @@ import numpy as np
 
 # Voita & Titov 2020, §3.2: block boundaries as fractions of the training data.
 VOITA_FRACTIONS: tuple[float, ...] = (
-    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.0625, 0.125, 0.25, 0.5, 1.0,
-)  # fmt: skip
+    0.001,
+    0.002,
+    0.004,
+    0.008,
+    0.016,
+    0.032,
+    0.0625,
+    0.125,
+    0.25,
+    0.5,
+    1.0,
+)
 SMOOTHING = 1e-3
 
 
@@ -112,9 +122,13 @@ def online_codelength(
         p = (1.0 - smoothing) * p + smoothing / k
         block_bits.append(float(-np.log2(p).sum()))
     return OnlineCode(
-        bits=float(sum(block_bits)), uniform_bits=n * log2k, boundaries=tuple(t),
-        block_bits=tuple(block_bits), n=n, n_classes=k,
-    )  # fmt: skip
+        bits=float(sum(block_bits)),
+        uniform_bits=n * log2k,
+        boundaries=tuple(t),
+        block_bits=tuple(block_bits),
+        n=n,
+        n_classes=k,
+    )
 
 
 def _label_probs(

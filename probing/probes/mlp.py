@@ -117,9 +117,12 @@ class MLPProbe(BaseEstimator, ClassifierMixin):
         import torch.nn as nn
 
         return nn.Sequential(
-            nn.Dropout(self.dropout), nn.Linear(dim, self.hidden), nn.ReLU(),
-            nn.Dropout(self.dropout), nn.Linear(self.hidden, n_classes),
-        )  # fmt: skip
+            nn.Dropout(self.dropout),
+            nn.Linear(dim, self.hidden),
+            nn.ReLU(),
+            nn.Dropout(self.dropout),
+            nn.Linear(self.hidden, n_classes),
+        )
 
     def _standardise(self, X: np.ndarray) -> np.ndarray:
         return ((np.asarray(X, np.float32) - self.mean_) / self.scale_).astype(np.float32)
@@ -174,10 +177,14 @@ def capacity_selectivity(
             for kind, gold, pred in (("task", y_te, task), ("control", c_te, ctl))
         }
         t, c = reps["task"], reps["control"]
-        selectivity[name] = Replicates(f"{name} selectivity", t.points - c.points,
-                                       t.draws - c.draws, "test", t.seeds)  # fmt: skip
-        out[name] = {"accuracy": t.value, "control": c.value,
-                     "selectivity": compare(t, c, engine.seed).as_dict()}  # fmt: skip
+        selectivity[name] = Replicates(
+            f"{name} selectivity", t.points - c.points, t.draws - c.draws, "test", t.seeds
+        )
+        out[name] = {
+            "accuracy": t.value,
+            "control": c.value,
+            "selectivity": compare(t, c, engine.seed).as_dict(),
+        }
     # selectivity(linear) − selectivity(mlp), paired: a difference of paired differences.
     drop = compare(selectivity["linear"], selectivity["mlp"], engine.seed)
     out["selectivity_drop"] = drop.as_dict()

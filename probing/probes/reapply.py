@@ -195,10 +195,18 @@ def save_counts(counts: StoredCounts, path: str | Path, source: str) -> Path:
         key = f"c{i}"
         tensors[key] = np.ascontiguousarray(np.rint(c.counts).astype(np.int32))
         cells[name] = {"tensor": key, "kind": c.kind, "seeds": list(c.seeds)}
-    meta = {"unit": counts.unit, "n_sentences": counts.n_sentences, "source": source,
-            "cells": cells, **counts.info}  # fmt: skip
-    atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata={"info": json.dumps(meta)}),
-                 suffix=".safetensors")  # fmt: skip
+    meta = {
+        "unit": counts.unit,
+        "n_sentences": counts.n_sentences,
+        "source": source,
+        "cells": cells,
+        **counts.info,
+    }
+    atomic_write(
+        path,
+        lambda tmp: save_file(tensors, str(tmp), metadata={"info": json.dumps(meta)}),
+        suffix=".safetensors",
+    )
     return path
 
 

@@ -23,14 +23,43 @@ from probing.probes.tasks import get_task
 PER_LAYER_PROBES = ("linear", "1nn", "structural")
 
 COLUMNS = [
-    "model", "task", "dataset", "split", "probe", "layer", "metric",
-    "value", "ci_low", "ci_high", "control", "selectivity", "n",
-    "control_ci_low", "control_ci_high", "selectivity_ci_low", "selectivity_ci_high",
-    "seeds", "selected_on", "sd", "control_sd", "selectivity_sd",
-]  # fmt: skip
-_FLOAT_COLUMNS = ("value", "ci_low", "ci_high", "control", "selectivity", "control_ci_low",
-                  "control_ci_high", "selectivity_ci_low", "selectivity_ci_high", "sd",
-                  "control_sd", "selectivity_sd")  # fmt: skip
+    "model",
+    "task",
+    "dataset",
+    "split",
+    "probe",
+    "layer",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "control",
+    "selectivity",
+    "n",
+    "control_ci_low",
+    "control_ci_high",
+    "selectivity_ci_low",
+    "selectivity_ci_high",
+    "seeds",
+    "selected_on",
+    "sd",
+    "control_sd",
+    "selectivity_sd",
+]
+_FLOAT_COLUMNS = (
+    "value",
+    "ci_low",
+    "ci_high",
+    "control",
+    "selectivity",
+    "control_ci_low",
+    "control_ci_high",
+    "selectivity_ci_low",
+    "selectivity_ci_high",
+    "sd",
+    "control_sd",
+    "selectivity_sd",
+)
 
 
 @dataclass
@@ -83,8 +112,12 @@ class ProbeResults:
         """Baseline rows (no layer) for ``metric``, scalar mix excluded."""
         metric = metric or self.metric
         t = self.table
-        return t[t["layer"].isna() & (t["metric"] == metric) & (t["probe"] != "scalar_mix")
-                 & ~t["probe"].isin(("cog_running_best", "cog_cumulative_mix"))]  # fmt: skip
+        return t[
+            t["layer"].isna()
+            & (t["metric"] == metric)
+            & (t["probe"] != "scalar_mix")
+            & ~t["probe"].isin(("cog_running_best", "cog_cumulative_mix"))
+        ]
 
     def best_layer(self, metric: str | None = None) -> int:
         """The layer chosen on dev (``meta["best_layer"]``); results without a dev choice
@@ -130,10 +163,15 @@ class ProbeResults:
         table = typed_table(d["results"])
         cog = d.get("centre_of_gravity")
         return cls(
-            model=d["model"], task=d["task"], dataset=d["dataset"], table=table,
-            scalar_mix=d.get("scalar_mix"), centre_of_gravity=float("nan") if cog is None else cog,
-            meta=RunMeta.from_dict(d.get("meta")), comparisons=d.get("comparisons"),
-        )  # fmt: skip
+            model=d["model"],
+            task=d["task"],
+            dataset=d["dataset"],
+            table=table,
+            scalar_mix=d.get("scalar_mix"),
+            centre_of_gravity=float("nan") if cog is None else cog,
+            meta=RunMeta.from_dict(d.get("meta")),
+            comparisons=d.get("comparisons"),
+        )
 
 
 def typed_table(rows: list[dict]) -> pd.DataFrame:
@@ -170,8 +208,13 @@ def summary(results: ProbeResults) -> str:
     lines.append(f"{'layer':>5}  {metric:>8}  {'95% CI':>15}  {'control':>7}  {'select.':>7}")
     for _, r in results.layer_scores().iterrows():
         ctl = "" if r["control"] != r["control"] else f"{r['control']:.3f}"
-        sel = "" if r["selectivity"] != r["selectivity"] else (
-            f"{r['selectivity']:.3f} [{r['selectivity_ci_low']:.3f}, {r['selectivity_ci_high']:.3f}]")  # fmt: skip
+        sel = (
+            ""
+            if r["selectivity"] != r["selectivity"]
+            else (
+                f"{r['selectivity']:.3f} [{r['selectivity_ci_low']:.3f}, {r['selectivity_ci_high']:.3f}]"
+            )
+        )
         lines.append(
             f"{int(r['layer']):>5}  {r['value']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
             f"  {ctl:>7}  {sel}"

@@ -45,10 +45,17 @@ from probing.probes.runners.base import ProbeProgress
 from probing.probes.settings import ProbeSettings
 
 __all__ = [  # the results' names are kept here for code written before probing.probes.results
-    "COLUMNS", "DEFAULT_MAX_TRAIN_SENTENCES", "DEFAULT_MAX_TRAIN_WORDS", "ProbeProgress",
-    "ProbeResults", "ProbeSettings", "check_run_arguments", "probe_features", "probe_layers",
+    "COLUMNS",
+    "DEFAULT_MAX_TRAIN_SENTENCES",
+    "DEFAULT_MAX_TRAIN_WORDS",
+    "ProbeProgress",
+    "ProbeResults",
+    "ProbeSettings",
+    "check_run_arguments",
+    "probe_features",
+    "probe_layers",
     "typed_table",
-]  # fmt: skip
+]
 
 SPLITS = ("train", "dev", "test")
 
@@ -91,21 +98,37 @@ def probe_layers(
     dataset = settings.dataset_name
     label = task.field_for(dataset)
     report = progress or (lambda stage, done, total: None)
-    caps = dict(zip(SPLITS, (settings.max_train_sentences, settings.max_dev_sentences,
-                             settings.max_test_sentences), strict=True))  # fmt: skip
+    caps = dict(
+        zip(
+            SPLITS,
+            (settings.max_train_sentences, settings.max_dev_sentences, settings.max_test_sentences),
+            strict=True,
+        )
+    )
     t0 = time.perf_counter()
     feats: dict[str, Features] = {}
     for split in SPLITS:
         feats[split] = extract_features(
-            encoder, dataset, split, label, layers=settings.layers, pooling=settings.pooling,
+            encoder,
+            dataset,
+            split,
+            label,
+            layers=settings.layers,
+            pooling=settings.pooling,
             progress=lambda done, total, split=split: report(f"extract {split}", done, total),
             max_sentences=caps[split],
-        )  # fmt: skip
+        )
     t_extract = time.perf_counter() - t0
     results = task.runner()(
-        task, feats, settings, model=encoder.info.name, dataset=dataset, progress=progress,
-        type_keys=model_type_keys(encoder), keep_probes=keep_probes,
-    )  # fmt: skip
+        task,
+        feats,
+        settings,
+        model=encoder.info.name,
+        dataset=dataset,
+        progress=progress,
+        type_keys=model_type_keys(encoder),
+        keep_probes=keep_probes,
+    )
     meta = results.meta
     meta.encoder = encoder.info.name
     meta.layer_names = list(encoder.info.layer_names)
@@ -144,9 +167,15 @@ def probe_features(
     task = settings.spec
     check_settings(settings, sizes=False)
     return task.runner()(
-        task, feats, settings, model=model, dataset=dataset, progress=progress,
-        type_keys=type_keys, keep_probes=keep_probes,
-    )  # fmt: skip
+        task,
+        feats,
+        settings,
+        model=model,
+        dataset=dataset,
+        progress=progress,
+        type_keys=type_keys,
+        keep_probes=keep_probes,
+    )
 
 
 def _settings(settings: ProbeSettings | str, dataset: str | None, values: dict) -> ProbeSettings:
@@ -159,8 +188,11 @@ def _settings(settings: ProbeSettings | str, dataset: str | None, values: dict) 
 
 def check_settings(settings: ProbeSettings, sizes: bool = True) -> None:
     """:func:`check_run_arguments` on ``settings``, and at least one seed."""
-    caps = (settings.max_train_sentences, settings.max_dev_sentences,
-            settings.max_test_sentences) if sizes else ()  # fmt: skip
+    caps = (
+        (settings.max_train_sentences, settings.max_dev_sentences, settings.max_test_sentences)
+        if sizes
+        else ()
+    )
     check_run_arguments(settings.n_boot, settings.Cs, *caps)
     if settings.spec.kind != "structural" and int(settings.seeds) < 1:  # structural: max(1, …)
         raise InvalidArgumentError(f"seeds must be at least 1, not {settings.seeds}.")

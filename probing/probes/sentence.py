@@ -108,9 +108,14 @@ def encode_sentences(
 def _cached_split(encoder, split: str, per_doc: int | None, seed: int, strategies, progress):  # noqa: ANN001, ANN202
     """Encode a split once per (model, sampling); kept as .npz under the cache folder."""
     spec = {
-        "model": encoder.info.name, "source": encoder.info.source, "split": split,
-        "per_doc": per_doc, "seed": seed, "strategies": sorted(strategies), "v": 1,
-    }  # fmt: skip
+        "model": encoder.info.name,
+        "source": encoder.info.source,
+        "split": split,
+        "per_doc": per_doc,
+        "seed": seed,
+        "strategies": sorted(strategies),
+        "v": 1,
+    }
     key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
     path = (
         config.cache_dir() / "sentence_vectors" / f"{encoder.info.name}__brown__{split}__{key}.npz"
@@ -188,7 +193,7 @@ def probe_sentences(
             seed,
             allowed,
             lambda d, t, split=split: report(f"extract {split}", d, t),
-        )  # fmt: skip
+        )
         for split in ("train", "dev", "test")
     }
     t_extract = time.perf_counter() - t0
@@ -219,9 +224,12 @@ def probe_sentences(
             "timing_s": {"extract": round(t_extract, 2), "fit": round(time.perf_counter() - t1, 2)},
         }
         out[strategy] = ProbeResults(
-            model=encoder.info.name, task=spec.name, dataset=dataset,
-            table=typed_table(rows), meta=meta,
-        )  # fmt: skip
+            model=encoder.info.name,
+            task=spec.name,
+            dataset=dataset,
+            table=typed_table(rows),
+            meta=meta,
+        )
         report("fit", chosen.index(strategy) + 1, len(chosen))
     return out
 
@@ -236,12 +244,21 @@ def _fit_strategy(sets, strategy, model, task, dataset, seed, Cs, n_boot):  # no
             est = bootstrap_ci(te.labels, pred, metric, n_boot=n_boot, seed=seed, groups=groups)
             rows.append(
                 {
-                    "model": model, "task": task, "dataset": dataset, "split": "test",
-                    "probe": probe, "layer": layer, "metric": metric, "value": est.value,
-                    "ci_low": est.ci_low, "ci_high": est.ci_high, "control": float("nan"),
-                    "selectivity": float("nan"), "n": est.n,
+                    "model": model,
+                    "task": task,
+                    "dataset": dataset,
+                    "split": "test",
+                    "probe": probe,
+                    "layer": layer,
+                    "metric": metric,
+                    "value": est.value,
+                    "ci_low": est.ci_low,
+                    "ci_high": est.ci_high,
+                    "control": float("nan"),
+                    "selectivity": float("nan"),
+                    "n": est.n,
                 }
-            )  # fmt: skip
+            )
 
     add("majority", None, MajorityBaseline().fit(tr.docs, tr.labels).predict(te.docs))
     kw = {"Cs": Cs, "max_train_words": None, "random_state": seed}
@@ -317,13 +334,21 @@ def paired_difference(
     groups = np.unique(te.docs, return_inverse=True)[1]
     est = bootstrap_ci(te.labels, both, diff, n_boot=n_boot, seed=seed, groups=groups)
     return {
-        "model": encoder.info.name, "a": strategy_a, "b": strategy_b, "layer": int(layer),
+        "model": encoder.info.name,
+        "a": strategy_a,
+        "b": strategy_b,
+        "layer": int(layer),
         "accuracy_a": float(np.mean(preds[0] == te.labels)),
         "accuracy_b": float(np.mean(preds[1] == te.labels)),
-        "difference": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
-        "bootstrap_unit": "document (paired)", "n_boot": n_boot, "seed": seed,
-        "n_test_documents": int(groups.max() + 1), "n_test_sentences": int(len(te.labels)),
-    }  # fmt: skip
+        "difference": est.value,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "bootstrap_unit": "document (paired)",
+        "n_boot": n_boot,
+        "seed": seed,
+        "n_test_documents": int(groups.max() + 1),
+        "n_test_sentences": int(len(te.labels)),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

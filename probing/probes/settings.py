@@ -65,8 +65,14 @@ def option(
     :data:`NON_DEFAULT`) and ``when`` say when :meth:`ProbeSettings.to_argv` writes it,
     ``write`` how; the rest goes to ``add_argument`` (``type``, ``choices``). A boolean field
     whose default is True gets a ``--no-…`` flag that clears it."""
-    return {"flag": flag, "help": help, "argv": argv, "write": write, "when": when,
-            "argparse": argparse_kwargs}  # fmt: skip
+    return {
+        "flag": flag,
+        "help": help,
+        "argv": argv,
+        "write": write,
+        "when": when,
+        "argparse": argparse_kwargs,
+    }
 
 
 @dataclass(frozen=True)
@@ -206,7 +212,6 @@ class ProbeSettings:
             "--per-doc", "sentence tasks: sentences per document, train,dev,test (default 20,20,50)"
         ),
     )
-    # fmt: skip
 
     # -- derived -----------------------------------------------------------------------
 
@@ -255,8 +260,7 @@ class ProbeSettings:
                 parser.add_argument(m["flag"], dest=f.name, action=action, help=m["help"])
                 continue
             kwargs = dict(m["argparse"])
-            parser.add_argument(m["flag"], dest=f.name, default=f.default, help=m["help"],
-                                **kwargs)  # fmt: skip
+            parser.add_argument(m["flag"], dest=f.name, default=f.default, help=m["help"], **kwargs)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ProbeSettings:
@@ -287,9 +291,14 @@ class ProbeSettings:
     def stored_key(self) -> dict[str, Any]:
         """What names a run kept by the app (:func:`probing.probes.store.find_stored`): the
         fields the Probing page sets, in the form the store has always hashed."""
-        return {"model": self.model, "task": self.task, "dataset": self.dataset_name,
-                "layers": self.layers, "max_train_sentences": self.max_train_sentences,
-                "max_eval_sentences": self.max_eval_sentences}  # fmt: skip
+        return {
+            "model": self.model,
+            "task": self.task,
+            "dataset": self.dataset_name,
+            "layers": self.layers,
+            "max_train_sentences": self.max_train_sentences,
+            "max_eval_sentences": self.max_eval_sentences,
+        }
 
 
 def _normalised(values: dict[str, Any]) -> dict[str, Any]:

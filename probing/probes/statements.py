@@ -120,11 +120,15 @@ def check(statement: Statement, cells: Cells) -> Verdict:
     for claim, d in zip(statement.claims, diffs, strict=True):
         if claim.kind == "above" and not (d.called and d.value > 0):
             why = "sign flips over seeds" if not d.sign_stable else f"Holm p {d.p_holm:.3f}"
-            problems.append(f"{claim.a} above {claim.b} is not called ({why}, "
-                            f"CI [{d.ci_low:+.4f}, {d.ci_high:+.4f}])")  # fmt: skip
+            problems.append(
+                f"{claim.a} above {claim.b} is not called ({why}, "
+                f"CI [{d.ci_low:+.4f}, {d.ci_high:+.4f}])"
+            )
         if claim.kind == "tie" and (d.p < ALPHA and (d.ci_low > 0 or d.ci_high < 0)):
-            problems.append(f"{claim.a} and {claim.b} differ: {d.value:+.4f} "
-                            f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}], p {d.p:.3f}")  # fmt: skip
+            problems.append(
+                f"{claim.a} and {claim.b} differ: {d.value:+.4f} "
+                f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}], p {d.p:.3f}"
+            )
     return Verdict(statement, diffs, problems)
 
 
@@ -137,8 +141,10 @@ def render(verdict: Verdict) -> str:
         if claim.a.partition(":")[0] == claim.b.partition(":")[0]:
             b = b.rsplit(" ", 1)[-1]  # same run: "minilm-l6 pos L3 − L4"
         s = st.scale
-        parts.append(f"{a} − {b} {d.value * s:+.2f} [{d.ci_low * s:+.2f}, {d.ci_high * s:+.2f}]"
-                     + (f", p_Holm {d.p_holm:.3f}" if claim.kind == "above" else ""))  # fmt: skip
+        parts.append(
+            f"{a} − {b} {d.value * s:+.2f} [{d.ci_low * s:+.2f}, {d.ci_high * s:+.2f}]"
+            + (f", p_Holm {d.p_holm:.3f}" if claim.kind == "above" else "")
+        )
     return f"{st.text} ({'; '.join(parts)} {st.unit})"
 
 
@@ -151,7 +157,7 @@ def load_statements(path: str | Path) -> list[Statement]:
             tuple(Claim(*c) for c in d["claims"]),
             float(d.get("scale", 100.0)),
             d.get("unit", "points"),
-        )  # fmt: skip
+        )
         for d in data
     ]
 
@@ -191,8 +197,9 @@ def table_sentence(comparisons: dict | None) -> str:
     if below:
         parts.append(f"below layer{'s' if len(below) > 1 else ''} {', '.join(below)}")
     if ties:
-        parts.append(f"not distinguishable from layer{'s' if len(ties) > 1 else ''} "
-                     f"{', '.join(ties)}")  # fmt: skip
+        parts.append(
+            f"not distinguishable from layer{'s' if len(ties) > 1 else ''} {', '.join(ties)}"
+        )
     steps = sorted(
         (d for d in diffs if "adjacent" in d.kind),
         key=lambda d: min(int(d.a.split()[-1]), int(d.b.split()[-1])),
@@ -206,5 +213,7 @@ def table_sentence(comparisons: dict | None) -> str:
     text = f"Paired comparisons: {name} (chosen on dev) is {'; '.join(parts)}"
     if moves:
         text += f"; layer to layer: {', '.join(moves)}"
-    return (text + " (bootstrap over test sentences and seeds, Holm over the table; "
-            "a difference is called only if its sign holds at every seed).")  # fmt: skip
+    return (
+        text + " (bootstrap over test sentences and seeds, Holm over the table; "
+        "a difference is called only if its sign holds at every seed)."
+    )

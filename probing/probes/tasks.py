@@ -29,11 +29,16 @@ PROBE_NAMES = {"wsd": "1-NN to sense centroids", "structural": "structural probe
 BASELINES = {
     "tagging": ("majority", "word_type", "static"),
     "edge": ("majority", "word_type", "static"),
-    "wsd": ("first_sense", "semcor_mfs", "semcor_mfs_leaky_backoff", "semcor_mfs_train_only",
-            "static_1nn"),
+    "wsd": (
+        "first_sense",
+        "semcor_mfs",
+        "semcor_mfs_leaky_backoff",
+        "semcor_mfs_train_only",
+        "static_1nn",
+    ),
     "structural": ("static", "right-branching"),
     "sentence": ("majority", "static"),
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -122,68 +127,133 @@ class Task:
 TASKS: dict[str, Task] = {
     t.name: t
     for t in (
-        Task("pos", "tagging", {"ud-ewt": "upos", "brown": "pos"}, "ud-ewt",
-             "part of speech: UD universal tags (17) on UD-EWT; Brown tags on Brown",
-             label="UPOS · UD-EWT", short_label="POS (UPOS)", colour="#4C78A8",
-             note="The 17 universal part-of-speech tags of UD-EWT (syntax).",
-             upload_field="upos", lens=True),
-        Task("xpos", "tagging", {"ud-ewt": "xpos"}, "ud-ewt",
-             "Penn Treebank tags (XPOS) on UD-EWT",
-             label="XPOS (PTB tags) · UD-EWT",
-             note="The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
-             upload_field="xpos", lens=True),
-        Task("ptb-pos", "tagging", {"semcor": "pos", "ud-ewt": "xpos"}, "semcor",
-             "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)",
-             label="PTB POS · SemCor",
-             note="Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most "
-             "forms)."),
-        Task("deprel", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
-             "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]",
-             label="Dependency relation (edge probe) · UD-EWT",
-             short_label="dependency relation", colour="#72B7B2",
-             note="The UD relation (subtypes merged) of each gold arc, predicted from [head "
-             "vector; dependent vector] (Tenney et al. 2019's edge probing).",
-             upload_field="deprel", lens=True),
-        Task("deprel-hd", "edge", {"ud-ewt": "deprel"}, "ud-ewt",
-             "dependency relation from [head; dependent; head ∘ dependent] (Liu et al. 2019)",
-             label="Dependency relation, [h; d; h∘d] (Liu et al.) · UD-EWT",
-             note="The same relations from [head; dependent; head ∘ dependent] (Liu et al. "
-             "2019): the elementwise product lets a linear probe see how the two words' "
-             "vectors interact.",
-             variant="product"),
-        Task("dep-distance", "structural", {"ud-ewt": "head"}, "ud-ewt",
-             "structural distance probe (Hewitt & Manning 2019): UUAS of the tree it implies",
-             "uuas", label="Tree distance (structural probe, UUAS) · UD-EWT",
-             short_label="tree distance (UUAS)", colour="#54A24B",
-             note="Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose "
-             "squared distances match tree distances; UUAS of its minimum spanning tree "
-             "(punctuation left out).",
-             upload_field="head", lens=True, variant="distance"),
-        Task("dep-depth", "structural", {"ud-ewt": "head"}, "ud-ewt",
-             "structural depth probe (Hewitt & Manning 2019): root accuracy, depth Spearman",
-             "root_accuracy", label="Tree depth (structural probe, root accuracy) · UD-EWT",
-             note="Hewitt & Manning's (2019) depth probe: squared norms match tree depths; "
-             "root accuracy and Spearman.",
-             upload_field="head", lens=True, variant="depth"),
-        Task("supersense", "tagging", {"semcor": "supersense"}, "semcor",
-             "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words",
-             label="Supersense · SemCor", short_label="supersense", colour="#F58518",
-             note="The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
-             "sense-tagged SemCor words: coarse semantics.",
-             lens=True),
-        Task("wsd", "wsd", {"semcor": "sense"}, "semcor",
-             "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids",
-             label="Word sense (WSD) · SemCor", short_label="word sense (WSD F1)",
-             colour="#E45756",
-             note="The WordNet 3.0 sense of each SemCor word, by 1-nearest-neighbour to "
-             "training sense centroids; scored by F1, with WordNet's first sense as the "
-             "baseline (fine semantics).",
-             lens=True),
-        Task("genre", "sentence", {"brown": "genre"}, "brown",
-             "Brown genre (15 categories, per document) of pooled sentence vectors",
-             label="Genre · Brown"),
+        Task(
+            "pos",
+            "tagging",
+            {"ud-ewt": "upos", "brown": "pos"},
+            "ud-ewt",
+            "part of speech: UD universal tags (17) on UD-EWT; Brown tags on Brown",
+            label="UPOS · UD-EWT",
+            short_label="POS (UPOS)",
+            colour="#4C78A8",
+            note="The 17 universal part-of-speech tags of UD-EWT (syntax).",
+            upload_field="upos",
+            lens=True,
+        ),
+        Task(
+            "xpos",
+            "tagging",
+            {"ud-ewt": "xpos"},
+            "ud-ewt",
+            "Penn Treebank tags (XPOS) on UD-EWT",
+            label="XPOS (PTB tags) · UD-EWT",
+            note="The Penn Treebank tags (XPOS) of UD-EWT: finer syntax (tense, number, …).",
+            upload_field="xpos",
+            lens=True,
+        ),
+        Task(
+            "ptb-pos",
+            "tagging",
+            {"semcor": "pos", "ud-ewt": "xpos"},
+            "semcor",
+            "Penn Treebank tags on SemCor (coarse: SemCor writes NN/VB for most forms)",
+            label="PTB POS · SemCor",
+            note="Penn Treebank tags on SemCor (coarse there: SemCor writes NN/VB for most forms).",
+        ),
+        Task(
+            "deprel",
+            "edge",
+            {"ud-ewt": "deprel"},
+            "ud-ewt",
+            "dependency relation (UD, subtypes merged) of each gold arc, from [head; dependent]",
+            label="Dependency relation (edge probe) · UD-EWT",
+            short_label="dependency relation",
+            colour="#72B7B2",
+            note="The UD relation (subtypes merged) of each gold arc, predicted from [head "
+            "vector; dependent vector] (Tenney et al. 2019's edge probing).",
+            upload_field="deprel",
+            lens=True,
+        ),
+        Task(
+            "deprel-hd",
+            "edge",
+            {"ud-ewt": "deprel"},
+            "ud-ewt",
+            "dependency relation from [head; dependent; head ∘ dependent] (Liu et al. 2019)",
+            label="Dependency relation, [h; d; h∘d] (Liu et al.) · UD-EWT",
+            note="The same relations from [head; dependent; head ∘ dependent] (Liu et al. "
+            "2019): the elementwise product lets a linear probe see how the two words' "
+            "vectors interact.",
+            variant="product",
+        ),
+        Task(
+            "dep-distance",
+            "structural",
+            {"ud-ewt": "head"},
+            "ud-ewt",
+            "structural distance probe (Hewitt & Manning 2019): UUAS of the tree it implies",
+            "uuas",
+            label="Tree distance (structural probe, UUAS) · UD-EWT",
+            short_label="tree distance (UUAS)",
+            colour="#54A24B",
+            note="Hewitt & Manning's (2019) distance probe: a rank-128 linear map whose "
+            "squared distances match tree distances; UUAS of its minimum spanning tree "
+            "(punctuation left out).",
+            upload_field="head",
+            lens=True,
+            variant="distance",
+        ),
+        Task(
+            "dep-depth",
+            "structural",
+            {"ud-ewt": "head"},
+            "ud-ewt",
+            "structural depth probe (Hewitt & Manning 2019): root accuracy, depth Spearman",
+            "root_accuracy",
+            label="Tree depth (structural probe, root accuracy) · UD-EWT",
+            note="Hewitt & Manning's (2019) depth probe: squared norms match tree depths; "
+            "root accuracy and Spearman.",
+            upload_field="head",
+            lens=True,
+            variant="depth",
+        ),
+        Task(
+            "supersense",
+            "tagging",
+            {"semcor": "supersense"},
+            "semcor",
+            "WordNet supersense (lexicographer file, 45 classes) of sense-tagged words",
+            label="Supersense · SemCor",
+            short_label="supersense",
+            colour="#F58518",
+            note="The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
+            "sense-tagged SemCor words: coarse semantics.",
+            lens=True,
+        ),
+        Task(
+            "wsd",
+            "wsd",
+            {"semcor": "sense"},
+            "semcor",
+            "word sense (WordNet 3.0 sense key) by 1-NN to SemCor training sense centroids",
+            label="Word sense (WSD) · SemCor",
+            short_label="word sense (WSD F1)",
+            colour="#E45756",
+            note="The WordNet 3.0 sense of each SemCor word, by 1-nearest-neighbour to "
+            "training sense centroids; scored by F1, with WordNet's first sense as the "
+            "baseline (fine semantics).",
+            lens=True,
+        ),
+        Task(
+            "genre",
+            "sentence",
+            {"brown": "genre"},
+            "brown",
+            "Brown genre (15 categories, per document) of pooled sentence vectors",
+            label="Genre · Brown",
+        ),
     )
-}  # fmt: skip
+}
 
 
 def get_task(name: str) -> Task:

@@ -66,9 +66,14 @@ def extract(job: dict, cache_dir: str, data_dir: str, device: str | None = None)
     encoder = load_encoder(job["model"], device=device, dtype=job["dtype"])
     encoded = []  # any (done, total) call before the end means the split was encoded now
     feats = extract_features(
-        encoder, job["dataset"], job["split"], layers=job["layers"], pooling=job["pooling"],
-        max_sentences=job["max_sentences"], progress=lambda d, t: encoded.append(d < t),
-    )  # fmt: skip
+        encoder,
+        job["dataset"],
+        job["split"],
+        layers=job["layers"],
+        pooling=job["pooling"],
+        max_sentences=job["max_sentences"],
+        progress=lambda d, t: encoded.append(d < t),
+    )
     # A capped split may be a seeded sample viewed from a cached whole split; the fitting
     # workers then rebuild the same view from the entry (see open_split).
     whole = load_features(feats.path, feats.key)
@@ -115,15 +120,26 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     t1 = time.perf_counter()
     training = json.loads(cell["settings"])
     settings = ProbeSettings(
-        model=cell["model"], task=task.name, dataset=cell["dataset"], seed=int(cell["seed"]),
-        max_train_words=training["max_train_words"], cs=tuple(training["Cs"]),
-        n_boot=training["n_boot"], scalar_mix=False, control=training["control"],
-    )  # fmt: skip
+        model=cell["model"],
+        task=task.name,
+        dataset=cell["dataset"],
+        seed=int(cell["seed"]),
+        max_train_words=training["max_train_words"],
+        cs=tuple(training["Cs"]),
+        n_boot=training["n_boot"],
+        scalar_mix=False,
+        control=training["control"],
+    )
     results = probe_run.probe_features(
         feats, settings, model=cell["model"], dataset=cell["dataset"]
     )
-    results.meta.update({"label_field": label, "pooling": training["pooling"],
-                         "max_train_sentences": training["max_train_sentences"]})  # fmt: skip
+    results.meta.update(
+        {
+            "label_field": label,
+            "pooling": training["pooling"],
+            "max_train_sentences": training["max_train_sentences"],
+        }
+    )
     t2 = time.perf_counter()
     return {
         "results": results.to_dict(),
@@ -132,7 +148,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
             "fit_s": round(t2 - t1, 3),
             "cpu_s": round(time.process_time() - c0, 3),
             "worker": worker_name(),
-        },  # fmt: skip
+        },
     }
 
 
@@ -163,10 +179,17 @@ def probe_results(model: str, task: str, dataset: str, rows: list[dict], meta: d
     table = stored.typed_table([{c: r.get(c) for c in stored.COLUMNS} for r in rows])
     metric = get_task(task).metric
     per_layer = table[table["layer"].notna() & (table["metric"] == metric)].sort_values("layer")
-    cog = centre_of_gravity(
-        per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float)
-    ) if len(per_layer) else float(np.nan)  # fmt: skip
+    cog = (
+        centre_of_gravity(per_layer["value"].to_numpy(), per_layer["layer"].to_numpy(dtype=float))
+        if len(per_layer)
+        else float(np.nan)
+    )
     return stored.ProbeResults(
-        model=model, task=task, dataset=dataset, table=table, scalar_mix=None,
-        centre_of_gravity=cog, meta=meta,
-    )  # fmt: skip
+        model=model,
+        task=task,
+        dataset=dataset,
+        table=table,
+        scalar_mix=None,
+        centre_of_gravity=cog,
+        meta=meta,
+    )

@@ -98,8 +98,12 @@ class RayExecutor:
         self._started = False
         if not ray.is_initialized():
             env = {**WORKER_ENV, "PYTHONPATH": _pythonpath()}
-            for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME",
-                      "CONTEXTLENS_FEATURE_CACHE_MB"):  # fmt: skip
+            for k in (
+                "HF_HUB_OFFLINE",
+                "TRANSFORMERS_OFFLINE",
+                "HF_HOME",
+                "CONTEXTLENS_FEATURE_CACHE_MB",
+            ):
                 if k in os.environ:
                     env[k] = os.environ[k]
             kw: dict[str, Any] = {"runtime_env": {"env_vars": env}, "log_to_driver": False}

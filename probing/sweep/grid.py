@@ -79,8 +79,11 @@ def splits_needed(spec: SweepSpec, dataset: str) -> tuple[str, ...]:
 def extraction_jobs(spec: SweepSpec) -> list[ExtractJob]:
     """One job per (model, dataset, split) the grid needs, in spec order."""
     t = spec.training
-    caps = {"train": t.max_train_sentences, "dev": t.max_dev_sentences,
-            "test": t.max_test_sentences}  # fmt: skip
+    caps = {
+        "train": t.max_train_sentences,
+        "dev": t.max_dev_sentences,
+        "test": t.max_test_sentences,
+    }
     datasets = list(dict.fromkeys(x.dataset for x in spec.tasks))
     return [
         ExtractJob(model, ds, split, spec.dtype, spec.pooling, spec.layers, caps[split])
@@ -97,9 +100,12 @@ def training_settings(spec: SweepSpec) -> str:
 
 
 def cells_for(
-    spec: SweepSpec, model: str, dataset: str, features: dict[str, tuple[str, str, int | None]],
+    spec: SweepSpec,
+    model: str,
+    dataset: str,
+    features: dict[str, tuple[str, str, int | None]],
     layer_ids: tuple[int, ...],
-) -> list[Cell]:  # fmt: skip
+) -> list[Cell]:
     """The (task, seed, layer) cells of one model and data set, once its features exist.
 
     Args:

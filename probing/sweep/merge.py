@@ -25,13 +25,39 @@ from probing.sweep.grid import safe
 from probing.sweep.store import SweepStore, write_json_atomic
 
 SWEEP_COLUMNS = [
-    "model", "task", "dataset", "seed", "layer", "probe", "metric", "value", "ci_low",
-    "ci_high", "control", "selectivity", "n", "split",
-]  # fmt: skip
+    "model",
+    "task",
+    "dataset",
+    "seed",
+    "layer",
+    "probe",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "control",
+    "selectivity",
+    "n",
+    "split",
+]
 TIMING_COLUMNS = [
-    "kind", "id", "model", "dataset", "split", "task", "seed", "layer", "seconds", "load_s",
-    "fit_s", "cpu_s", "cached", "n_words", "worker", "finished",
-]  # fmt: skip
+    "kind",
+    "id",
+    "model",
+    "dataset",
+    "split",
+    "task",
+    "seed",
+    "layer",
+    "seconds",
+    "load_s",
+    "fit_s",
+    "cpu_s",
+    "cached",
+    "n_words",
+    "worker",
+    "finished",
+]
 
 
 def is_sweep(folder: str | os.PathLike[str]) -> bool:
@@ -66,15 +92,36 @@ def timing_table(folder: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per extraction and per fitted cell: where the time went."""
     store = SweepStore(folder)
     rows = [
-        {**{k: e.get(k) for k in ("model", "dataset", "split", "seconds", "cpu_s", "cached",
-                                  "n_words", "worker")}, "kind": "extract",
-         "id": f"{safe(e['model'])}__{e['dataset']}__{e['split']}__{e['dtype']}"}
+        {
+            **{
+                k: e.get(k)
+                for k in (
+                    "model",
+                    "dataset",
+                    "split",
+                    "seconds",
+                    "cpu_s",
+                    "cached",
+                    "n_words",
+                    "worker",
+                )
+            },
+            "kind": "extract",
+            "id": f"{safe(e['model'])}__{e['dataset']}__{e['split']}__{e['dtype']}",
+        }
         for e in store.extractions()
-    ]  # fmt: skip
+    ]
     for rec in store.cells():
         t = rec["timing"]
-        rows.append({"kind": "fit", "id": rec["id"], **rec["cell"], **t,
-                     "seconds": round(t["load_s"] + t["fit_s"], 3)})  # fmt: skip
+        rows.append(
+            {
+                "kind": "fit",
+                "id": rec["id"],
+                **rec["cell"],
+                **t,
+                "seconds": round(t["load_s"] + t["fit_s"], 3),
+            }
+        )
     table = pd.DataFrame(rows, columns=TIMING_COLUMNS)
     for col in ("seed", "layer", "n_words"):
         table[col] = table[col].astype("Int64")
@@ -89,8 +136,11 @@ def merge(folder: str | os.PathLike[str], plotlyjs: bool | str = "cdn") -> dict[
 
     folder = Path(folder)
     table = merge_table(folder)
-    files = {"csv": folder / "results.csv", "json": folder / "results.json",
-             "timing": folder / "timing.csv"}  # fmt: skip
+    files = {
+        "csv": folder / "results.csv",
+        "json": folder / "results.json",
+        "timing": folder / "timing.csv",
+    }
     table.to_csv(files["csv"], index=False, float_format="%.6g")
     spec = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
     records = json.loads(table.to_json(orient="records"))  # NaN -> null, Int64 -> int
@@ -123,8 +173,14 @@ def load_sweep(folder: str | os.PathLike[str]) -> list:
         rows += [r for r in recs[0]["results"]["results"] if r["layer"] is None]
         meta = dict(recs[0]["results"]["meta"])
         layers = [rec["cell"]["layer"] for rec in recs]
-        meta.update({"layers": layers, "seed": seed, "sweep": str(Path(folder)),
-                     "command": f"python -m probing sweep (folder {Path(folder).name})"})  # fmt: skip
+        meta.update(
+            {
+                "layers": layers,
+                "seed": seed,
+                "sweep": str(Path(folder)),
+                "command": f"python -m probing sweep (folder {Path(folder).name})",
+            }
+        )
         out.append(probe_results(model, task, dataset, rows, meta))
     return out
 

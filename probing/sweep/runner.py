@@ -79,9 +79,12 @@ def run_sweep(
             kind, item = pending.pop(handle)
             if kind == "extract":
                 for cell in state.extracted(item, value):
-                    pending[ex.submit("fit", adapter.fit, _cell_args(cell), cache_dir, data_dir)] = (
-                        "fit", cell,
-                    )  # fmt: skip
+                    pending[
+                        ex.submit("fit", adapter.fit, _cell_args(cell), cache_dir, data_dir)
+                    ] = (
+                        "fit",
+                        cell,
+                    )
             else:
                 state.fitted(item, value)
     except BaseException:
@@ -90,9 +93,14 @@ def run_sweep(
     ex.close()
     files = merge(spec.out, plotlyjs=plotlyjs)
     return SweepReport(
-        out=spec.out, n_cells=state.total_cells, fitted=state.n_fitted, skipped=state.n_skipped,
-        extracted=state.n_encoded, seconds=round(time.perf_counter() - t0, 2), files=files,
-    )  # fmt: skip
+        out=spec.out,
+        n_cells=state.total_cells,
+        fitted=state.n_fitted,
+        skipped=state.n_skipped,
+        extracted=state.n_encoded,
+        seconds=round(time.perf_counter() - t0, 2),
+        files=files,
+    )
 
 
 class _State:
@@ -157,7 +165,7 @@ class _State:
                 "dataset": cell.dataset,
                 "seed": cell.seed,
                 "layer": cell.layer,
-            },  # fmt: skip
+            },
             "features": [{"split": s, "key": k, "sample": n} for s, _, k, n in cell.features],
             "settings": cell.settings,
             "timing": {**value["timing"], "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")},

@@ -52,9 +52,14 @@ DTYPES = tuple(d for d in ENCODER_DTYPES if d != "auto")
 
 _TOP = {"out", "models", "seeds", "layers", "tasks", "training", "extraction"}
 _TRAINING = {
-    "max_train_sentences", "max_train_words", "max_dev_sentences", "max_test_sentences",
-    "Cs", "n_boot", "control",
-}  # fmt: skip
+    "max_train_sentences",
+    "max_train_words",
+    "max_dev_sentences",
+    "max_test_sentences",
+    "Cs",
+    "n_boot",
+    "control",
+}
 _EXTRACTION = {"pooling", "dtype", "cache_dir"}
 
 
@@ -157,10 +162,16 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     dtype = _choice(ext.get("dtype", "float32"), DTYPES, "extraction.dtype")
     cache = _str(ext.get("cache_dir", ""), "extraction.cache_dir", empty=True)
     return SweepSpec(
-        out=Path(out).expanduser(), models=models, tasks=tasks, seeds=seeds,
-        layers=_layers(data.get("layers", "all")), training=training, pooling=pooling,
-        dtype=dtype, cache_dir=Path(cache).expanduser() if cache else None,
-    )  # fmt: skip
+        out=Path(out).expanduser(),
+        models=models,
+        tasks=tasks,
+        seeds=seeds,
+        layers=_layers(data.get("layers", "all")),
+        training=training,
+        pooling=pooling,
+        dtype=dtype,
+        cache_dir=Path(cache).expanduser() if cache else None,
+    )
 
 
 # -- one key each -------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def elmo_card_values(
                 "use_skip_connections",
                 "output_dim",
             )
-        },  # fmt: skip
+        },
         "filters": [list(f) for f in o["filters"]],
         "vocab_size": f"{log.get('vocab_size', 0):,}",
         "sources": ", ".join(log.get("sources", [])),

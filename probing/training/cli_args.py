@@ -83,10 +83,18 @@ def add_train_elmo_softmax_arguments(parser: argparse.ArgumentParser) -> argpars
     """Options of ``python -m probing train-elmo-softmax`` (:mod:`probing.training.elmo_softmax`)."""
     a = parser.add_argument
     a("--data-dir", type=Path, default=argparse.SUPPRESS, help="data sets folder")
-    a("--export-dir", type=Path, default=DEFAULT_EXPORT_DIR,
-      help="the ELMo folder (options.json, weights.hdf5, vocab.txt); the softmax goes here")  # fmt: skip
-    a("--work-dir", type=Path, default=None,
-      help="states and checkpoint (default ~/.cache/contextlens/train/elmo-mini-softmax)")  # fmt: skip
+    a(
+        "--export-dir",
+        type=Path,
+        default=DEFAULT_EXPORT_DIR,
+        help="the ELMo folder (options.json, weights.hdf5, vocab.txt); the softmax goes here",
+    )
+    a(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="states and checkpoint (default ~/.cache/contextlens/train/elmo-mini-softmax)",
+    )
     a("--every", type=int, default=3, help="use every N-th training sentence")
     a("--max-len", type=int, default=60, help="longer sentences are cut into pieces (as training)")
     a("--batch-tokens", type=int, default=2048, help="padded tokens per encoder batch")
@@ -140,9 +148,12 @@ def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-every", type=int, default=20, help="steps between log lines")
     parser.add_argument("--fresh", action="store_true", help="ignore checkpoint and delta")
     parser.add_argument(
-        "--write-card", type=Path, default=None, metavar="FOLDER",
+        "--write-card",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
         help="only rewrite FOLDER/README.md from its training_log.json, then exit",
-    )  # fmt: skip
+    )
 
 
 def run_train_mlm_head(args: argparse.Namespace) -> int:

@@ -108,8 +108,10 @@ def precompute(
         shards.append(path)
         if path.is_file():
             continue
-        parts = [states_of(model, *make_batch(corpus, b))
-                 for b in batches[s * shard_batches : (s + 1) * shard_batches]]  # fmt: skip
+        parts = [
+            states_of(model, *make_batch(corpus, b))
+            for b in batches[s * shard_batches : (s + 1) * shard_batches]
+        ]
         arrays = {k: np.concatenate([p[k] for p in parts]) for k in ("f", "tf", "b", "tb")}
         atomic_write(path, lambda tmp, a=arrays: np.savez(tmp, **a), suffix=".npz")
         _print(f"states: shard {s + 1}/{n_shards} ({time.time() - t0:.0f}s)")
@@ -159,8 +161,11 @@ def _load_checkpoint(path: Path, softmax: torch.nn.Module, opt: torch.optim.Adam
     softmax.load_state_dict({k[2:]: v for k, v in t.items() if k.startswith("w.")})
     for i, p in enumerate(softmax.parameters()):
         if f"m.{i}" in t:
-            opt.state[p] = {"step": t[f"s.{i}"].reshape(()), "exp_avg": t[f"m.{i}"],
-                            "exp_avg_sq": t[f"v.{i}"]}  # fmt: skip
+            opt.state[p] = {
+                "step": t[f"s.{i}"].reshape(()),
+                "exp_avg": t[f"m.{i}"],
+                "exp_avg_sq": t[f"v.{i}"],
+            }
     return state
 
 
@@ -202,8 +207,10 @@ def train(args: argparse.Namespace, command: str = "") -> int:
     corpus = build_corpus(sentences, table, args.max_len, ids)
     heldout = build_corpus(_heldout_words(data_dir, args.eval_tokens), table, args.max_len, ids)
     del sentences
-    _print(f"corpus: {corpus.n_sentences:,} sentences, {corpus.n_words:,} words (every "
-           f"{args.every}th); vocab {len(vocab):,}; read in {time.time() - t0:.0f}s")  # fmt: skip
+    _print(
+        f"corpus: {corpus.n_sentences:,} sentences, {corpus.n_words:,} words (every "
+        f"{args.every}th); vocab {len(vocab):,}; read in {time.time() - t0:.0f}s"
+    )
     model = build_model(folder, len(vocab))
     t_states = time.time()
     cpu_states = time.process_time()
@@ -222,8 +229,13 @@ def train(args: argparse.Namespace, command: str = "") -> int:
     softmax.train()
     opt = torch.optim.Adam(softmax.parameters(), lr=args.lr)
     ckpt = work / "checkpoint.safetensors"
-    state = _load_checkpoint(ckpt, softmax, opt) or {"epoch": 0, "batch": 0, "step": 0,
-                                                      "train_s": 0.0, "history": []}  # fmt: skip
+    state = _load_checkpoint(ckpt, softmax, opt) or {
+        "epoch": 0,
+        "batch": 0,
+        "step": 0,
+        "train_s": 0.0,
+        "history": [],
+    }
     per_epoch = math.ceil(len(Y) / args.batch_size)
     total = per_epoch * args.epochs
     last_ckpt = time.time()
@@ -249,8 +261,10 @@ def train(args: argparse.Namespace, command: str = "") -> int:
             window += loss.item() * len(idx)
             n += len(idx)
             if state["step"] % args.log_every == 0:
-                _print(f"epoch {state['epoch']} batch {b + 1}/{per_epoch} train ppl "
-                       f"{math.exp(window / n):.1f}")  # fmt: skip
+                _print(
+                    f"epoch {state['epoch']} batch {b + 1}/{per_epoch} train ppl "
+                    f"{math.exp(window / n):.1f}"
+                )
                 window, n = 0.0, 0
             if time.time() - last_ckpt > 60 * args.checkpoint_minutes:
                 _save_checkpoint(ckpt, softmax, opt, state)
@@ -261,14 +275,20 @@ def train(args: argparse.Namespace, command: str = "") -> int:
         result = evaluate(model, heldout, args.batch_tokens)
         softmax.train()
         state["history"].append({"epoch": state["epoch"], **result})
-        _print(f"epoch {state['epoch']}: held-out ppl fwd {result['ppl_forward']:.1f} "
-               f"bwd {result['ppl_backward']:.1f}")  # fmt: skip
+        _print(
+            f"epoch {state['epoch']}: held-out ppl fwd {result['ppl_forward']:.1f} "
+            f"bwd {result['ppl_backward']:.1f}"
+        )
         _save_checkpoint(ckpt, softmax, opt, state)
         last_ckpt = time.time()
     state["train_s"] += time.time() - t_train
     softmax.eval()
-    meta = {"dim": MINI_CONFIG.projection_dim, "vocab_size": len(vocab),
-            "cutoffs": default_cutoffs(len(vocab)), "div_value": DIV_VALUE}  # fmt: skip
+    meta = {
+        "dim": MINI_CONFIG.projection_dim,
+        "vocab_size": len(vocab),
+        "cutoffs": default_cutoffs(len(vocab)),
+        "div_value": DIV_VALUE,
+    }
     save_softmax(softmax, folder, meta)
     # Score what ships: the fp16 weights, read back the way the encoder reads them.
     shipped = load_softmax(folder, MINI_CONFIG.projection_dim)
@@ -303,9 +323,11 @@ def train(args: argparse.Namespace, command: str = "") -> int:
     from probing.training.elmo_lm import write_model_card
 
     write_model_card(folder)
-    _print(f"exported {folder / SOFTMAX_FILE} ({log['size_bytes'] / 1e6:.2f} MB): held-out ppl "
-           f"fwd {final['ppl_forward']:.1f} bwd {final['ppl_backward']:.1f}, unigram "
-           f"{log['unigram_ppl']:.1f}")  # fmt: skip
+    _print(
+        f"exported {folder / SOFTMAX_FILE} ({log['size_bytes'] / 1e6:.2f} MB): held-out ppl "
+        f"fwd {final['ppl_forward']:.1f} bwd {final['ppl_backward']:.1f}, unigram "
+        f"{log['unigram_ppl']:.1f}"
+    )
     return 0
 
 

@@ -159,9 +159,12 @@ def _resume(ckpt_path: Path, model, optimizer, state: dict[str, Any], rng, args)
     _log(f"resumed from {ckpt_path}: step {state['step']}, {state['tokens_seen']:,} tokens")
     if state["schedule"][-1]["max_tokens"] != args.max_tokens:
         state["schedule"].append(
-            {"from_step": state["step"], "from_tokens": state["tokens_seen"],
-             "max_tokens": args.max_tokens}
-        )  # fmt: skip
+            {
+                "from_step": state["step"],
+                "from_tokens": state["tokens_seen"],
+                "max_tokens": args.max_tokens,
+            }
+        )
         _log(f"lr schedule now decays to 0 at {args.max_tokens:,} tokens")
 
 
@@ -216,9 +219,15 @@ def _last_eval_is_stale(state: dict[str, Any]) -> bool:
 
 
 def _evaluation(
-    model, sample, uni: dict[str, float], state: dict[str, Any], args, base_state, base_sha: str,
+    model,
+    sample,
+    uni: dict[str, float],
+    state: dict[str, Any],
+    args,
+    base_state,
+    base_sha: str,
     log_payload: Callable[[], dict[str, Any]],
-) -> Callable[[], None]:  # fmt: skip
+) -> Callable[[], None]:
     """``do_eval()``: evaluate on the held-out sample, export the delta when it is the best
     so far, and rewrite the training log and the card."""
     export_dir: Path = args.export_dir

@@ -339,8 +339,9 @@ def test_truncated_result_file_does_not_hide_the_others(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
     enc = probing.load_encoder("minilm-l6")
-    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=None,
-                        max_train_sentences=2000)  # fmt: skip
+    cfg = ProbeSettings(
+        model="minilm-l6", task="pos", dataset="ud-ewt", layers=None, max_train_sentences=2000
+    )
     stored = stored_path_of(cfg, enc)
     stored.parent.mkdir(parents=True, exist_ok=True)
     good = (config.REPO_ROOT / "results" / "minilm-l6__ud-ewt__pos.json").read_text()

@@ -64,8 +64,12 @@ def test_course_notes_with_minilm(tiny_nsp):
     assert z[0, 1] > z[0, 2]
     lines = next(c for c in charts if "cosine similarity of" in _titles([c])[0])
     names = {t["name"] for t in lines["data"]}
-    assert names == {"elmo-mini · forward", "elmo-mini · backward", "elmo-mini · both",
-                     "minilm-l6 · fused"}  # fmt: skip
+    assert names == {
+        "elmo-mini · forward",
+        "elmo-mini · backward",
+        "elmo-mini · both",
+        "minilm-l6 · fused",
+    }
     # the committed genre runs: one curve per pooling, with intervals
     genre = next(c for c in charts if "Brown genre" in _titles([c])[0])
     assert {t["name"] for t in genre["data"]} == {"cls", "mean", "attention", "max"}

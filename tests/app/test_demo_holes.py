@@ -49,11 +49,13 @@ def conllu_file(sentences: list[list[dict]]) -> bytes:
     """CoNLL-U bytes; each word a dict with form, upos, xpos, head, deprel."""
     blocks = []
     for words in sentences:
-        blocks.append("\n".join(
-            f"{i}\t{w['form']}\t_\t{w.get('upos', 'NOUN')}\t{w.get('xpos', 'NN')}\t_\t"
-            f"{w.get('head', 0 if i == 1 else i - 1)}\t{w.get('deprel', 'root' if i == 1 else 'dep')}\t_\t_"
-            for i, w in enumerate(words, 1)
-        ))  # fmt: skip
+        blocks.append(
+            "\n".join(
+                f"{i}\t{w['form']}\t_\t{w.get('upos', 'NOUN')}\t{w.get('xpos', 'NN')}\t_\t"
+                f"{w.get('head', 0 if i == 1 else i - 1)}\t{w.get('deprel', 'root' if i == 1 else 'dep')}\t_\t_"
+                for i, w in enumerate(words, 1)
+            )
+        )
     return ("\n\n".join(blocks) + "\n\n").encode()
 
 
@@ -151,8 +153,9 @@ def test_shipped_treebank_sentences_fit_the_demo_caps(data_dir, monkeypatch):
     from probing.datasets.upload_budget import sentence_cap
 
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
-    longest = max(len(s.words) for split in ("train", "dev", "test")
-                  for s in read_sentences("ud-ewt", split))  # fmt: skip
+    longest = max(
+        len(s.words) for split in ("train", "dev", "test") for s in read_sentences("ud-ewt", split)
+    )
     assert longest <= sentence_cap("dep-distance") <= sentence_cap("pos")
 
 
@@ -181,8 +184,11 @@ def test_long_sentence_upload_on_the_demo_page_stays_inside_the_budget(
 
 def shown_text(at: AppTest) -> str:
     """Everything the page shows as text, and the values of its text boxes."""
-    parts = [e.value for kind in ("error", "warning", "info", "markdown", "caption", "exception")
-             for e in getattr(at, kind)]  # fmt: skip
+    parts = [
+        e.value
+        for kind in ("error", "warning", "info", "markdown", "caption", "exception")
+        for e in getattr(at, kind)
+    ]
     parts += [b.value for b in [*at.text_input, *at.text_area]]
     return "\n".join(str(p) for p in parts)
 
@@ -221,9 +227,13 @@ def test_oversized_sentence_parameter_is_refused_before_work(minilm, monkeypatch
 
 @pytest.mark.parametrize(
     ("page", "key", "limit"),
-    [("1_Static_vs_Contextual.py", "sc_target", 40), ("1_Static_vs_Contextual.py", "sc_lemma", 40),
-     ("2_Fill_Mask.py", "fill_mask_follow", 40), ("2_Fill_Mask.py", "fill_mask_text", 2_000)],
-)  # fmt: skip
+    [
+        ("1_Static_vs_Contextual.py", "sc_target", 40),
+        ("1_Static_vs_Contextual.py", "sc_lemma", 40),
+        ("2_Fill_Mask.py", "fill_mask_follow", 40),
+        ("2_Fill_Mask.py", "fill_mask_text", 2_000),
+    ],
+)
 def test_oversized_box_values_are_refused_on_the_server(
     minilm, monkeypatch, tmp_path, page, key, limit
 ):
@@ -357,8 +367,9 @@ def test_truncated_results_file_leaves_the_layering_page_usable(results_copy, mo
     import ui.views.layering as view
 
     truncate(results_copy / "minilm-l6__ud-ewt__pos.json")
-    at = page_naming_a_bad_file("5_Layering.py", view, results_copy,
-                                "minilm-l6__ud-ewt__pos.json", monkeypatch)  # fmt: skip
+    at = page_naming_a_bad_file(
+        "5_Layering.py", view, results_copy, "minilm-l6__ud-ewt__pos.json", monkeypatch
+    )
     assert at.get("plotly_chart")  # the other tasks are drawn
     assert any("minilm-l6" in m.value and "intervals support" in m.value for m in at.markdown)
 
@@ -367,8 +378,9 @@ def test_truncated_saved_probe_leaves_the_probe_lens_usable(results_copy, monkey
     import ui.views.probe_lens as view
 
     truncate(results_copy / "probes" / "minilm-l6__ud-ewt__pos.safetensors")
-    at = page_naming_a_bad_file("7_Probe_Lens.py", view, results_copy,
-                                "minilm-l6__ud-ewt__pos", monkeypatch)  # fmt: skip
+    at = page_naming_a_bad_file(
+        "7_Probe_Lens.py", view, results_copy, "minilm-l6__ud-ewt__pos", monkeypatch
+    )
     assert at.get("plotly_chart")  # the other probes are applied
 
 
@@ -420,8 +432,14 @@ def small_disk(tmp_path):
 
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)],
-                             capture_output=True, check=False).returncode == 0  # fmt: skip
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    )
     if not mounted:
         pytest.skip("cannot mount a tmpfs here (needs root)")
     yield disk
@@ -444,8 +462,15 @@ def test_full_disk_is_a_typed_error_and_leaves_nothing(small_disk, mode):
     import sys
 
     env = {**os.environ, "CONTEXTLENS_CACHE_DIR": str(small_disk)}
-    run = subprocess.run([sys.executable, "-c", EXTRACT, mode], env=env, cwd=REPO,
-                         capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", EXTRACT, mode],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert run.returncode == 3, (run.returncode, run.stderr[-2000:])
     assert "typed:" in run.stdout and "free some space" in run.stdout.lower()
     assert leftovers(small_disk) == []

@@ -92,9 +92,12 @@ def _bin_only_checkpoint(folder, minilm_dir):
         if f.name.startswith(("tokenizer", "vocab", "special_tokens")):
             shutil.copy(f, folder / f.name)
     cfg = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
         intermediate_size=64,
-    )  # fmt: skip
+    )
     torch.manual_seed(0)
     model = BertForMaskedLM(cfg).eval()
     cfg.save_pretrained(folder)

@@ -207,9 +207,10 @@ def test_gold_pos_decides_the_content_words_and_the_grid_greys_the_rest(minilm):
     from probing.figures.probe_lens import label_grid
 
     sent = next(
-        s for s in read_sentences("ud-ewt", "test")
+        s
+        for s in read_sentences("ud-ewt", "test")
         if 8 <= len(s.words) <= 20 and sum(u in {"NOUN", "VERB"} for u in s.labels["upos"]) >= 4
-    )  # fmt: skip
+    )
     gold = sent.labels
     targets, masked = sense_words(sent.words, [], gold, "wsd")
     content = {i for i, u in enumerate(gold["upos"]) if u in {"NOUN", "VERB", "ADJ", "ADV"}}

@@ -161,8 +161,15 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     from probing.probes.settings import ProbeSettings
     from probing.probes.store import stored_path_of
 
-    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 2),
-                        max_train_sentences=60, max_dev_sentences=30, max_test_sentences=30)  # fmt: skip
+    cfg = ProbeSettings(
+        model="minilm-l6",
+        task="pos",
+        dataset="ud-ewt",
+        layers=(0, 2),
+        max_train_sentences=60,
+        max_dev_sentences=30,
+        max_test_sentences=30,
+    )
     stored = json.loads(stored_path_of(cfg, minilm).read_text())
     fit = stored["meta"]["timing_s"]["fit"]
     again = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
@@ -282,24 +289,65 @@ def fake_results(model: str, depth: int, task: str = "pos", shift: float = 0.0) 
     rows = []
     for layer in range(depth + 1):
         v = 0.7 + 0.2 * layer / depth + shift
-        rows.append({"model": model, "task": task, "dataset": "d", "split": "test",
-                     "probe": "1nn" if task == "wsd" else "linear", "layer": layer,
-                     "metric": metric, "value": v, "ci_low": v - 0.01, "ci_high": v + 0.01,
-                     "control": float("nan") if task == "wsd" else 0.5,
-                     "selectivity": float("nan") if task == "wsd" else v - 0.5, "n": 100})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "dataset": "d",
+                "split": "test",
+                "probe": "1nn" if task == "wsd" else "linear",
+                "layer": layer,
+                "metric": metric,
+                "value": v,
+                "ci_low": v - 0.01,
+                "ci_high": v + 0.01,
+                "control": float("nan") if task == "wsd" else 0.5,
+                "selectivity": float("nan") if task == "wsd" else v - 0.5,
+                "n": 100,
+            }
+        )
     base = ("first_sense", "static_1nn") if task == "wsd" else ("majority", "word_type", "static")
     for probe in base:
         v = 0.6 + (shift if probe.startswith("static") else 0.0)
-        rows.append({"model": model, "task": task, "dataset": "d", "split": "test", "probe": probe,
-                     "layer": None, "metric": metric, "value": v, "ci_low": v, "ci_high": v,
-                     "control": float("nan"), "selectivity": float("nan"), "n": 100})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "task": task,
+                "dataset": "d",
+                "split": "test",
+                "probe": probe,
+                "layer": None,
+                "metric": metric,
+                "value": v,
+                "ci_low": v,
+                "ci_high": v,
+                "control": float("nan"),
+                "selectivity": float("nan"),
+                "n": 100,
+            }
+        )
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["layer"] = table["layer"].astype("Int64")
-    mix = None if task == "wsd" else {
-        "layers": list(range(depth + 1)), "weights": [1 / (depth + 1)] * (depth + 1),
-        "gamma": 1.0, "expected_layer": depth / 2, "accuracy": 0.9}  # fmt: skip
-    return ProbeResults(model, task, "d", table, mix, depth / 2,
-                        {"layer_names": [f"layer {i}" for i in range(depth + 1)]})  # fmt: skip
+    mix = (
+        None
+        if task == "wsd"
+        else {
+            "layers": list(range(depth + 1)),
+            "weights": [1 / (depth + 1)] * (depth + 1),
+            "gamma": 1.0,
+            "expected_layer": depth / 2,
+            "accuracy": 0.9,
+        }
+    )
+    return ProbeResults(
+        model,
+        task,
+        "d",
+        table,
+        mix,
+        depth / 2,
+        {"layer_names": [f"layer {i}" for i in range(depth + 1)]},
+    )
 
 
 def test_overlay_uses_relative_depth_when_depths_differ():

@@ -29,10 +29,14 @@ TINY = {
     "layers": [2, 4],
     "tasks": [{"task": "pos", "dataset": "ud-ewt"}, {"task": "supersense"}],
     "training": {
-        "max_train_sentences": 40, "max_train_words": 600, "max_dev_sentences": 20,
-        "max_test_sentences": 30, "Cs": [0.1], "n_boot": 50,
+        "max_train_sentences": 40,
+        "max_train_words": 600,
+        "max_dev_sentences": 20,
+        "max_test_sentences": 30,
+        "Cs": [0.1],
+        "n_boot": 50,
     },
-}  # fmt: skip
+}
 N_CELLS = 2 * 2 * 2
 CRASH_AFTER = 3
 
@@ -145,8 +149,11 @@ def test_load_sweep_gives_probe_results_per_model_task_and_seed(local_runs):
     spec, _, _ = local_runs
     runs = load_sweep(spec.out)
     assert [(r.task, r.meta["seed"]) for r in runs] == [
-        ("pos", 0), ("pos", 1), ("supersense", 0), ("supersense", 1)
-    ]  # fmt: skip
+        ("pos", 0),
+        ("pos", 1),
+        ("supersense", 0),
+        ("supersense", 1),
+    ]
     table = pd.read_csv(spec.out / "results.csv")
     for r in runs:
         scores = r.layer_scores()
@@ -273,9 +280,10 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch):
 def _toml(d: dict, cache: Path | None) -> str:
     t = d["training"]
     tasks = "".join(
-        f'[[tasks]]\ntask = "{x["task"]}"\n' + (f'dataset = "{x["dataset"]}"\n' if "dataset" in x else "")
+        f'[[tasks]]\ntask = "{x["task"]}"\n'
+        + (f'dataset = "{x["dataset"]}"\n' if "dataset" in x else "")
         for x in d["tasks"]
-    )  # fmt: skip
+    )
     training = "".join(f"{k} = {json.dumps(v)}\n" for k, v in t.items())
     return (
         f'out = "{d["out"]}"\nmodels = {json.dumps(d["models"])}\nseeds = {d["seeds"]}\n'

@@ -119,8 +119,9 @@ def test_feature_path_vectors_are_encodes_bit_for_bit(minilm, ewt_dev, pooling):
         (minilm, minilm.with_dtype("bfloat16")), (sents[:10], sents[:11], sents)
     ):
         lean = encoder.word_vectors(batch, pooling)
-        full = encoder.encode(batch, pooling=pooling, windowed=True, batch_size=len(batch),
-                              max_tokens=None)  # fmt: skip
+        full = encoder.encode(
+            batch, pooling=pooling, windowed=True, batch_size=len(batch), max_tokens=None
+        )
         for (layers, static), e in zip(lean, full, strict=True):
             assert layers.dtype == static.dtype == np.float16
             want = np.clip(e.layers, -65504, 65504).astype(np.float16)

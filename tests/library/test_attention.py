@@ -139,8 +139,15 @@ def test_head_statistics_match_a_hand_computation(minilm):  # noqa: C901 - the h
                         nxt += p
                     if j == i:
                         own += p
-            expected = {"entropy": entropy, "cls": cls, "sep": sep, "punct": pun,
-                        "prev": prev, "next": nxt, "self": own}  # fmt: skip
+            expected = {
+                "entropy": entropy,
+                "cls": cls,
+                "sep": sep,
+                "punct": pun,
+                "prev": prev,
+                "next": nxt,
+                "self": own,
+            }
             for name, value in expected.items():
                 assert stats[name][layer, head] == pytest.approx(value / n, abs=1e-5), name
     assert stats.n_sentences == 1 and stats.n_queries == n
@@ -182,8 +189,10 @@ def test_document_statistics_average_documents_equally(minilm):
     by_doc = {}
     for words, doc in zip(sentences, docs, strict=True):
         by_doc.setdefault(doc, []).append(words)
-    expected = [head_statistics(minilm.encode(s, attentions=True), pool_queries=True)
-                for s in by_doc.values()]  # fmt: skip
+    expected = [
+        head_statistics(minilm.encode(s, attentions=True), pool_queries=True)
+        for s in by_doc.values()
+    ]
     for name in stats.values:
         mean = np.mean([e[name] for e in expected], axis=0)
         np.testing.assert_allclose(stats[name], mean, atol=1e-5)
@@ -211,8 +220,20 @@ def test_pair_encoding_puts_sep_between_segments(minilm):
     np.testing.assert_allclose(pair.weights.sum(axis=-1), 1.0, atol=1e-5)
     # Word level keeps both [SEP]s as their own units and the segments of the words.
     words = attention_view(pair, "word")
-    assert words.tokens == ["[CLS]", "The", "bank", "was", "closed", ".", "[SEP]",
-                            "It", "reopened", "today", ".", "[SEP]"]  # fmt: skip
+    assert words.tokens == [
+        "[CLS]",
+        "The",
+        "bank",
+        "was",
+        "closed",
+        ".",
+        "[SEP]",
+        "It",
+        "reopened",
+        "today",
+        ".",
+        "[SEP]",
+    ]
     assert words.token_type_ids == pair.token_type_ids  # one piece per word here
     # The same call through the page's entry point.
     assert encode_attention(minilm, "The bank was closed.", "It reopened today.").tokens == tokens

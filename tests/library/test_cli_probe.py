@@ -23,12 +23,31 @@ def test_probe_cli_writes_csv_json_and_html(minilm, cache, tmp_path, capsys):
     out = tmp_path / "results"
     code = main(
         [
-            "--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt",
-            "--layers", "0,2", "--out", str(out), "--max-train-sentences", "60",
-            "--max-dev-sentences", "20", "--max-test-sentences", "30",
-            "--cs", "0.1", "--n-boot", "100", "--seed", "0", "--quiet",
+            "--model",
+            "minilm-l6",
+            "--task",
+            "pos",
+            "--dataset",
+            "ud-ewt",
+            "--layers",
+            "0,2",
+            "--out",
+            str(out),
+            "--max-train-sentences",
+            "60",
+            "--max-dev-sentences",
+            "20",
+            "--max-test-sentences",
+            "30",
+            "--cs",
+            "0.1",
+            "--n-boot",
+            "100",
+            "--seed",
+            "0",
+            "--quiet",
         ]
-    )  # fmt: skip
+    )
     assert code == 0
     stem = out / "minilm-l6__ud-ewt__pos"
     for ext in ("csv", "json", "html"):
@@ -36,8 +55,18 @@ def test_probe_cli_writes_csv_json_and_html(minilm, cache, tmp_path, capsys):
 
     table = pd.read_csv(stem.with_suffix(".csv"))
     assert list(table.columns) == COLUMNS
-    assert {"model", "task", "dataset", "layer", "metric", "value", "ci_low", "ci_high",
-            "control", "selectivity"} <= set(table.columns)  # fmt: skip
+    assert {
+        "model",
+        "task",
+        "dataset",
+        "layer",
+        "metric",
+        "value",
+        "ci_low",
+        "ci_high",
+        "control",
+        "selectivity",
+    } <= set(table.columns)
     linear = table[(table.probe == "linear") & (table.metric == "accuracy")]
     assert sorted(linear.layer) == [0, 2]
     assert (linear.selectivity - (linear.value - linear.control)).abs().max() < 1e-5

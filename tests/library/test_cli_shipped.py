@@ -23,10 +23,24 @@ def test_probe_refuses_to_replace_a_shipped_run_before_any_work(capsys, monkeypa
     before = _digest(SHIPPED_WSD)
     import probing.probes.run as probe_run
 
-    monkeypatch.setattr(probe_run, "probe_layers", lambda *a, **k: (_ for _ in ()).throw(
-        AssertionError("no work may start")))  # fmt: skip
-    code = main(["--model", "minilm-l6", "--task", "wsd", "--dataset", "semcor",
-                 "--out", str(config.REPO_ROOT / "results"), "--quiet"])  # fmt: skip
+    monkeypatch.setattr(
+        probe_run,
+        "probe_layers",
+        lambda *a, **k: (_ for _ in ()).throw(AssertionError("no work may start")),
+    )
+    code = main(
+        [
+            "--model",
+            "minilm-l6",
+            "--task",
+            "wsd",
+            "--dataset",
+            "semcor",
+            "--out",
+            str(config.REPO_ROOT / "results"),
+            "--quiet",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "results/minilm-l6__semcor__wsd.json" in err and "--overwrite" in err
@@ -39,9 +53,29 @@ def test_overwrite_replaces_and_other_folders_are_free(minilm, tmp_path, monkeyp
     fake_results.mkdir()
     (fake_results / "minilm-l6__ud-ewt__pos.json").write_text("{}")
     monkeypatch.setattr(shipped, "SHIPPED_DIR", fake_results)
-    args = ["--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt", "--layers", "0",
-            "--max-train-sentences", "40", "--max-dev-sentences", "10", "--max-test-sentences",
-            "10", "--cs", "0.1", "--n-boot", "20", "--no-scalar-mix", "--no-control", "--quiet"]  # fmt: skip
+    args = [
+        "--model",
+        "minilm-l6",
+        "--task",
+        "pos",
+        "--dataset",
+        "ud-ewt",
+        "--layers",
+        "0",
+        "--max-train-sentences",
+        "40",
+        "--max-dev-sentences",
+        "10",
+        "--max-test-sentences",
+        "10",
+        "--cs",
+        "0.1",
+        "--n-boot",
+        "20",
+        "--no-scalar-mix",
+        "--no-control",
+        "--quiet",
+    ]
     assert main([*args, "--out", str(fake_results)]) == 2
     assert (fake_results / "minilm-l6__ud-ewt__pos.json").read_text() == "{}"
     assert main([*args, "--out", str(fake_results), "--overwrite"]) == 0
@@ -61,11 +95,25 @@ def test_the_genre_readme_example_is_refused_for_every_strategy_file(capsys, mon
     # issue 33: the guard checked "…__genre.*", a name no run writes; the run writes genre-cls …
     import probing.probes.sentence as sentence
 
-    monkeypatch.setattr(sentence, "probe_sentences", lambda *a, **k: (_ for _ in ()).throw(
-        AssertionError("no work may start")))  # fmt: skip
+    monkeypatch.setattr(
+        sentence,
+        "probe_sentences",
+        lambda *a, **k: (_ for _ in ()).throw(AssertionError("no work may start")),
+    )
     before = _digest(config.REPO_ROOT / "results" / "minilm-l6__brown__genre-cls.json")
-    code = main(["--model", "minilm-l6", "--task", "genre", "--dataset", "brown",
-                 "--sentence-pooling", "cls,mean,attention", "--quiet"])  # fmt: skip
+    code = main(
+        [
+            "--model",
+            "minilm-l6",
+            "--task",
+            "genre",
+            "--dataset",
+            "brown",
+            "--sentence-pooling",
+            "cls,mean,attention",
+            "--quiet",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     for strategy in ("cls", "mean", "attention"):
@@ -85,10 +133,32 @@ def test_the_guard_lists_every_file_a_probe_run_writes(minilm, tmp_path, monkeyp
 
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    args = ["--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt", "--layers", "0",
-            "--max-train-sentences", "40", "--max-dev-sentences", "10", "--max-test-sentences",
-            "10", "--cs", "0.1", "--n-boot", "20", "--no-scalar-mix", "--no-control", "--quiet",
-            "--save-probes", "--out", str(out)]  # fmt: skip
+    args = [
+        "--model",
+        "minilm-l6",
+        "--task",
+        "pos",
+        "--dataset",
+        "ud-ewt",
+        "--layers",
+        "0",
+        "--max-train-sentences",
+        "40",
+        "--max-dev-sentences",
+        "10",
+        "--max-test-sentences",
+        "10",
+        "--cs",
+        "0.1",
+        "--n-boot",
+        "20",
+        "--no-scalar-mix",
+        "--no-control",
+        "--quiet",
+        "--save-probes",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     p = argparse.ArgumentParser()
     add_arguments(p)
@@ -102,9 +172,25 @@ def test_the_guard_lists_every_file_a_genre_run_writes(minilm, tmp_path, monkeyp
 
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    args = ["--model", "minilm-l6", "--task", "genre", "--dataset", "brown", "--per-doc", "1,1,1",
-            "--sentence-pooling", "mean,cls", "--cs", "1", "--n-boot", "20", "--quiet",
-            "--out", str(out)]  # fmt: skip
+    args = [
+        "--model",
+        "minilm-l6",
+        "--task",
+        "genre",
+        "--dataset",
+        "brown",
+        "--per-doc",
+        "1,1,1",
+        "--sentence-pooling",
+        "mean,cls",
+        "--cs",
+        "1",
+        "--n-boot",
+        "20",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     p = argparse.ArgumentParser()
     add_arguments(p)
@@ -118,8 +204,17 @@ def test_other_writers_into_results_have_the_guard(capsys):
     from probing.probes.sentence import main as paired_main
 
     results = config.REPO_ROOT / "results"
-    code = cli_main(["attention-stats", "--model", "minilm-l6", "--n-sentences", "5",
-                     "--out", str(results / "head-statistics")])  # fmt: skip
+    code = cli_main(
+        [
+            "attention-stats",
+            "--model",
+            "minilm-l6",
+            "--n-sentences",
+            "5",
+            "--out",
+            str(results / "head-statistics"),
+        ]
+    )
     assert code == 2 and "head_statistics.csv" in capsys.readouterr().err
     with pytest.raises(ShippedResultsError, match="genre-paired.json"):
         paired_main(["--model", "minilm-l6", "--paired", "mean,cls"])

@@ -21,13 +21,36 @@ def test_probe_compare_prints_and_stores_the_table(minilm, cache, tmp_path, caps
     out = tmp_path / "results"
     code = main(
         [
-            "--model", "minilm-l6", "--task", "pos", "--dataset", "ud-ewt",
-            "--layers", "0,2,4", "--out", str(out), "--max-train-sentences", "60",
-            "--max-train-words", "500", "--max-dev-sentences", "20",
-            "--max-test-sentences", "40", "--cs", "0.1", "--n-boot", "200", "--seeds", "2",
-            "--no-scalar-mix", "--quiet", "--compare", "--save-probes",
+            "--model",
+            "minilm-l6",
+            "--task",
+            "pos",
+            "--dataset",
+            "ud-ewt",
+            "--layers",
+            "0,2,4",
+            "--out",
+            str(out),
+            "--max-train-sentences",
+            "60",
+            "--max-train-words",
+            "500",
+            "--max-dev-sentences",
+            "20",
+            "--max-test-sentences",
+            "40",
+            "--cs",
+            "0.1",
+            "--n-boot",
+            "200",
+            "--seeds",
+            "2",
+            "--no-scalar-mix",
+            "--quiet",
+            "--compare",
+            "--save-probes",
         ]
-    )  # fmt: skip
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "layer 2 − layer 0" in printed and "p Holm" in printed
@@ -75,8 +98,13 @@ def test_structural_probes_run_several_seeds_and_fold_them_into_the_table(minilm
 
     res = structural_features(
         {"train": feats("train", 40), "dev": feats("dev", 10), "test": feats("test", 20)},
-        "dep-distance", model="minilm-l6", dataset="ud-ewt", n_boot=100, seeds=2, rank=16,
-    )  # fmt: skip
+        "dep-distance",
+        model="minilm-l6",
+        dataset="ud-ewt",
+        n_boot=100,
+        seeds=2,
+        rank=16,
+    )
     assert res.meta["seeds"] == [0, 1]
     rows = res.layer_scores().set_index("layer")
     assert (rows["seeds"] == 2).all() and rows["sd"].notna().all()

@@ -93,11 +93,14 @@ def test_picks_choose_occurrences(minilm):
 
 
 def test_nearest_neighbours_per_layer(minilm, bank):
-    vocab = build_vocabulary(minilm, [
-        ["The", "bank", "raised", "interest", "rates", "."],
-        ["Fish", "swim", "near", "the", "shore", "of", "the", "river", "."],
-        ["She", "deposited", "money", "in", "her", "account", "."],
-    ])  # fmt: skip
+    vocab = build_vocabulary(
+        minilm,
+        [
+            ["The", "bank", "raised", "interest", "rates", "."],
+            ["Fish", "swim", "near", "the", "shore", "of", "the", "river", "."],
+            ["She", "deposited", "money", "in", "her", "account", "."],
+        ],
+    )
     assert "." not in vocab.words and len(vocab) == 19
     table = nearest_neighbours(bank, vocab, k=3)
     assert set(table["layer"]) == {"static", *map(str, range(7))}
@@ -111,10 +114,15 @@ def test_nearest_neighbours_per_layer(minilm, bank):
 
 def test_figures_overlay_models_of_different_depth(bank):
     shallow = OccurrenceComparison(
-        model="shallow", layer_names=bank.layer_names[:4], sentences=bank.sentences,
-        occurrences=bank.occurrences, layers=bank.layers[:4], static=bank.static,
-        similarity=bank.similarity[:4], static_similarity=bank.static_similarity,
-    )  # fmt: skip
+        model="shallow",
+        layer_names=bank.layer_names[:4],
+        sentences=bank.sentences,
+        occurrences=bank.occurrences,
+        layers=bank.layers[:4],
+        static=bank.static,
+        similarity=bank.similarity[:4],
+        static_similarity=bank.static_similarity,
+    )
     fig = similarity_by_layer_figure([bank, shallow])
     xs = [list(t.x) for t in fig.data if t.name.endswith("contextual") or "mean" in t.name]
     assert max(max(x) for x in xs) == pytest.approx(1.0)  # relative depth

@@ -50,8 +50,17 @@ def tiny() -> CorpusVectors:
     words = ["the", "bank", "the", "river", "bank", "the", "money", "bank"]
     sids = np.array([0, 0, 0, 1, 1, 2, 2, 2])
     layers = rng.normal(size=(3, 8, 4)).astype(np.float32) + np.array([0.5, 0, 0, 0], np.float32)
-    static = np.stack([{"the": [1, 0, 0, 1], "bank": [0, 2, 1, 0], "river": [3, 1, 0, 0],
-                        "money": [0, 0, 1, 1]}[w] for w in words]).astype(np.float32)  # fmt: skip
+    static = np.stack(
+        [
+            {
+                "the": [1, 0, 0, 1],
+                "bank": [0, 2, 1, 0],
+                "river": [3, 1, 0, 0],
+                "money": [0, 0, 1, 1],
+            }[w]
+            for w in words
+        ]
+    ).astype(np.float32)
     return CorpusVectors("tiny", ["emb", "l1", "l2"], words, sids, layers, static)
 
 
@@ -60,10 +69,12 @@ def test_metrics_match_explicit_loops(tiny):
     bank = [1, 4, 7]
     the = [0, 2, 5]
     assert self_similarity(v[bank], tiny.sentence_ids[bank]) == pytest.approx(
-        loop_self_similarity(v[bank], tiny.sentence_ids[bank]), abs=1e-9)  # fmt: skip
+        loop_self_similarity(v[bank], tiny.sentence_ids[bank]), abs=1e-9
+    )
     # "the" twice in sentence 0: that pair is not a different context and is left out.
     assert self_similarity(v[the], tiny.sentence_ids[the]) == pytest.approx(
-        loop_self_similarity(v[the], tiny.sentence_ids[the]), abs=1e-9)  # fmt: skip
+        loop_self_similarity(v[the], tiny.sentence_ids[the]), abs=1e-9
+    )
     assert self_similarity(v[[0, 2]], [0, 0]) is not None and math.isnan(
         self_similarity(v[[0, 2]], [0, 0])
     )
@@ -167,8 +178,20 @@ def test_cli_writes_csv_json_html(minilm, tmp_path):
 
     parser = argparse.ArgumentParser()
     cli_contextuality.add_arguments(parser)
-    args = parser.parse_args(["--model", "minilm-l6", "--dataset", "ud-ewt", "--n-sentences", "40",
-                              "--min-count", "3", "--out", str(tmp_path)])  # fmt: skip
+    args = parser.parse_args(
+        [
+            "--model",
+            "minilm-l6",
+            "--dataset",
+            "ud-ewt",
+            "--n-sentences",
+            "40",
+            "--min-count",
+            "3",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert cli_contextuality.run(args) == 0
     table = pd.read_csv(tmp_path / "contextuality.csv")
     assert table["layer_name"].tolist() == [

@@ -48,8 +48,9 @@ def test_forward_half_ignores_the_words_after(elmo):
         np.testing.assert_allclose(
             direction_vectors(a[layer, : i + 1], "forward"),
             direction_vectors(b[layer, : i + 1], "forward"),
-            rtol=1e-5, atol=1e-5,
-        )  # fmt: skip
+            rtol=1e-5,
+            atol=1e-5,
+        )
         assert not np.allclose(
             direction_vectors(a[layer, i], "backward"),
             direction_vectors(b[layer, i], "backward"),
@@ -65,8 +66,9 @@ def test_backward_half_ignores_the_words_before(elmo):
         np.testing.assert_allclose(
             direction_vectors(a[layer, -3:], "backward"),
             direction_vectors(b[layer, -3:], "backward"),
-            rtol=1e-5, atol=1e-5,
-        )  # fmt: skip
+            rtol=1e-5,
+            atol=1e-5,
+        )
         assert not np.allclose(
             direction_vectors(a[layer, -3], "forward"),
             direction_vectors(b[layer, -3], "forward"),
@@ -108,8 +110,10 @@ def test_wsd_by_direction_paired_differences(elmo, tmp_path, monkeypatch):
     f1 = t[t["metric"] == "f1"].set_index(["layer", "direction"])["value"]
     paired = t.attrs["paired"]
     assert [(d["layer"], d["a"], d["b"]) for d in paired][:3] == [
-        (1, "both", "forward"), (1, "both", "backward"), (1, "forward", "backward"),
-    ]  # fmt: skip
+        (1, "both", "forward"),
+        (1, "both", "backward"),
+        (1, "forward", "backward"),
+    ]
     assert len(paired) == 6
     for d in paired:
         expected = f1.loc[(d["layer"], d["a"])] - f1.loc[(d["layer"], d["b"])]

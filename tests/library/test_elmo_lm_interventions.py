@@ -71,8 +71,10 @@ def test_fitted_softmax_beats_a_unigram_model_on_brown_heldout_text(elmo):
 
 
 def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
-    sentences = [["The", "dog", "barked", "at", "the", "postman", "."],
-                 ["Prices", "rose", "sharply", "in", "March"]]  # fmt: skip
+    sentences = [
+        ["The", "dog", "barked", "at", "the", "postman", "."],
+        ["Prices", "rose", "sharply", "in", "March"],
+    ]
     clean = bilm.score_words(elmo, sentences)
     # By hand, from ElmoBiLm itself: word i is predicted from forward state i, backward i+2.
     from probing.encoders.elmo import batch_to_char_ids
@@ -100,8 +102,9 @@ def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
         for i, w in enumerate(sentences[1])
         if elmo.softmax.in_vocab(w) and (t := elmo.softmax.word_id(w)) >= 0
     ]
-    np.testing.assert_allclose(mine, [e for e, b in zip(expect, where, strict=True) if b == 1],
-                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        mine, [e for e, b in zip(expect, where, strict=True) if b == 1], rtol=1e-5
+    )
     no_op = random_eraser(elmo.info.dim, 0, seed=0)
     for layer in range(3):
         same = bilm.score_words(
@@ -132,8 +135,18 @@ def test_elmo_erasure_is_per_direction_and_guards_the_whole_layer(elmo):
 
 def test_forward_lm_agreement_on_hand_written_sentences(elmo):
     def case(words: str, verb: int, subject: int, number: str, correct: str, wrong: str):
-        return ag.AgreementCase(tuple(words.split()), verb, subject, number, correct, wrong,
-                                0, verb - subject, "hand", words)  # fmt: skip
+        return ag.AgreementCase(
+            tuple(words.split()),
+            verb,
+            subject,
+            number,
+            correct,
+            wrong,
+            0,
+            verb - subject,
+            "hand",
+            words,
+        )
 
     cases = [
         case("the dog is in the garden", 2, 1, "Sing", "is", "are"),

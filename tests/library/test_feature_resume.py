@@ -31,8 +31,14 @@ def cache(tmp_path, monkeypatch):
 
 def _first_progress(minilm) -> tuple[int, np.ndarray]:  # noqa: ANN001
     seen: list[int] = []
-    feats = extract_features(minilm, "ud-ewt", "dev", max_sentences=N, batch_size=8,
-                             progress=lambda done, total: seen.append(done))  # fmt: skip
+    feats = extract_features(
+        minilm,
+        "ud-ewt",
+        "dev",
+        max_sentences=N,
+        batch_size=8,
+        progress=lambda done, total: seen.append(done),
+    )
     return seen[0], np.asarray(feats.layers)
 
 
@@ -48,8 +54,9 @@ def test_a_cancelled_extraction_resumes_where_it_stopped(minilm, cache, tmp_path
             raise Cancelled  # what a closed page or the job budget does to the thread
 
     with pytest.raises(Cancelled):
-        extract_features(minilm, "ud-ewt", "dev", max_sentences=N, batch_size=8,
-                         progress=stop_halfway)  # fmt: skip
+        extract_features(
+            minilm, "ud-ewt", "dev", max_sentences=N, batch_size=8, progress=stop_halfway
+        )
     partial = [p for p in features_dir().iterdir() if p.name.startswith(".partial-") and p.is_dir()]
     assert len(partial) == 1 and (partial[0] / "progress.json").is_file()
     first, resumed = _first_progress(minilm)
@@ -71,8 +78,13 @@ def _in_a_fresh_process(cache: Path, body: str) -> subprocess.CompletedProcess:
         encoder = load_encoder("minilm-l6")
     """) + textwrap.dedent(body)
     env = {**os.environ, "CONTEXTLENS_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600,
-                          cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_a_killed_extraction_resumes_where_it_stopped(minilm, cache, tmp_path, monkeypatch):
@@ -107,10 +119,22 @@ def test_a_killed_extraction_resumes_where_it_stopped(minilm, cache, tmp_path, m
 
 def test_a_journal_of_another_plan_starts_over(minilm, cache):
     with pytest.raises(Cancelled):
-        extract_features(minilm, "ud-ewt", "dev", max_sentences=N, batch_size=8,
-                         progress=lambda d, t: (_ for _ in ()).throw(Cancelled) if d >= t // 2 else None)  # fmt: skip
+        extract_features(
+            minilm,
+            "ud-ewt",
+            "dev",
+            max_sentences=N,
+            batch_size=8,
+            progress=lambda d, t: (_ for _ in ()).throw(Cancelled) if d >= t // 2 else None,
+        )
     seen: list[int] = []
     # Another batch size is another batch order: nothing on disk can be trusted to match.
-    extract_features(minilm, "ud-ewt", "dev", max_sentences=N, batch_size=16,
-                     progress=lambda done, total: seen.append(done))  # fmt: skip
+    extract_features(
+        minilm,
+        "ud-ewt",
+        "dev",
+        max_sentences=N,
+        batch_size=16,
+        progress=lambda done, total: seen.append(done),
+    )
     assert seen[0] == 0

@@ -33,10 +33,11 @@ def test_float16_rounding_changes_the_upos_probe_inside_its_bound(minilm):
         if layer == 6:
             continue
         c32, c16 = (
-            SentenceCounts.from_predictions("accuracy", y, [saved.predict(layer, x)], sentence,
-                                            len(sents))
+            SentenceCounts.from_predictions(
+                "accuracy", y, [saved.predict(layer, x)], sentence, len(sents)
+            )
             for x in (x32, x16)
-        )  # fmt: skip
+        )
         d = engine.compare(engine.replicates("f32", c32, "t"), engine.replicates("f16", c16, "t"))
         assert abs(d.value) <= 0.005 and d.ci_low <= 0 <= d.ci_high, (layer, d)
 
@@ -66,13 +67,19 @@ def test_a_probe_fitted_on_float16_reads_float32_alike_at_the_near_constant_laye
     p32 = LinearProbe(C=0.03, max_train_words=None).fit(x_tr, y_tr)
     floored = np.flatnonzero(p16.scale_.cpu().numpy() == 1.0)
     assert floored.size >= 1 and np.abs(rounded(x_tr)[:, floored]).max() < 1e-5
-    preds = {"f32": p16.predict(x_te), "f16": p16.predict(rounded(x_te)),
-             "f32 end to end": p32.predict(x_te)}  # fmt: skip
+    preds = {
+        "f32": p16.predict(x_te),
+        "f16": p16.predict(rounded(x_te)),
+        "f32 end to end": p32.predict(x_te),
+    }
     assert np.mean(preds["f32"] != preds["f16"]) <= 0.001
     engine = Engine(n_boot=500, seed=0)
-    reps = {k: engine.replicates(k, SentenceCounts.from_predictions("accuracy", y_te, [p],
-                                                                    sentence, n_sent), "t")
-            for k, p in preds.items()}  # fmt: skip
+    reps = {
+        k: engine.replicates(
+            k, SentenceCounts.from_predictions("accuracy", y_te, [p], sentence, n_sent), "t"
+        )
+        for k, p in preds.items()
+    }
     d = engine.compare(reps["f32"], reps["f16"])
     assert abs(d.value) <= 0.002 and d.ci_low <= 0 <= d.ci_high, d
     e2e = engine.compare(reps["f32 end to end"], reps["f16"])

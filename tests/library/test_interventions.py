@@ -173,8 +173,11 @@ def test_agreement_cases_and_counts_on_hand_written_sentences(mlm):
     cases = ag.cases_from_conllu(conllu.parse(HAND), table)
     got = [(c.group, c.correct, c.wrong, c.attractors, c.distance) for c in cases]
     # h4's subject is 1st person: not a 3rd-person agreement case
-    assert got == [("h1", "are", "is", 1, 4), ("h2", "runs", "run", 0, 1),
-                   ("h3", "are", "is", 0, 1)]  # fmt: skip
+    assert got == [
+        ("h1", "are", "is", 1, 4),
+        ("h2", "runs", "run", 0, 1),
+        ("h3", "are", "is", 0, 1),
+    ]
     prepared = ag.prepare(mlm, cases)
     correct = ag.margins(mlm, prepared) > 0
     assert prepared.kept == [0, 1, 2] and correct[1] and correct[2]
@@ -208,8 +211,9 @@ def test_typed_errors(mlm, elmo):
     with pytest.raises(MinimalPairLengthError):
         user_pair("The dog [MASK] here .", "The big dogs [MASK] here .", ("is", "are"))
     a = ag.AgreementCase(("the", "dog", "is", "here"), 2, 1, "Sing", "is", "are", 0, 1, "x", "g")
-    b = ag.AgreementCase(("the", "xylophonists", "are", "here"), 2, 1, "Plur", "are", "is", 0,
-                         1, "x", "g")  # fmt: skip
+    b = ag.AgreementCase(
+        ("the", "xylophonists", "are", "here"), 2, 1, "Plur", "are", "is", 0, 1, "x", "g"
+    )
     with pytest.raises(MinimalPairLengthError, match="pieces"):
         make_batches(mlm, [(a, b, "g")])
 

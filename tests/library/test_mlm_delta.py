@@ -187,8 +187,22 @@ def test_training_smoke_run_checkpoints_resumes_and_exports(tmp_path, monkeypatc
     monkeypatch.setattr(corpus, "training_sentences", lambda d=None: (s.split() for s in text))
     monkeypatch.setattr(corpus, "heldout_sentences", lambda d=None: (s.split() for s in text[:4]))
     out, ckpt = tmp_path / "out", tmp_path / "ckpt"
-    argv = ["--checkpoint-dir", str(ckpt), "--export-dir", str(out), "--max-steps", "2",
-            "--batch-size", "2", "--seq-len", "32", "--eval-masks", "8", "--log-every", "1"]  # fmt: skip
+    argv = [
+        "--checkpoint-dir",
+        str(ckpt),
+        "--export-dir",
+        str(out),
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "2",
+        "--seq-len",
+        "32",
+        "--eval-masks",
+        "8",
+        "--log-every",
+        "1",
+    ]
     assert mlm_head.main(argv) == 0
     log = json.loads((out / LOG_NAME).read_text())
     assert log["step"] == 2 and log["tokens_seen"] > 0

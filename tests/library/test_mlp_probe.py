@@ -25,12 +25,17 @@ def test_selectivity_falls_as_capacity_grows(minilm):
     train, test = split("train", 150), split("test", 80)
     control = ControlTask(seed=0, type_keys=model_type_keys(minilm)).fit(train.words, train.labels)
     out = capacity_selectivity(
-        train.layer(6), train.labels, control.transform(train.words),
-        test.layer(6), test.labels, control.transform(test.words),
-        test.sentence_index, len(test.sent_ids),
+        train.layer(6),
+        train.labels,
+        control.transform(train.words),
+        test.layer(6),
+        test.labels,
+        control.transform(test.words),
+        test.sentence_index,
+        len(test.sent_ids),
         linear=lambda: LinearProbe(C=0.01, max_train_words=None),
         mlp=lambda: MLPProbe(random_state=0),
-    )  # fmt: skip
+    )
     assert out["mlp"]["control"] > out["linear"]["control"]
     drop = out["selectivity_drop"]
     assert drop["diff"] > 0 and drop["ci_low"] > 0 and drop["called"]

@@ -82,10 +82,16 @@ def test_paired_selectivity_interval_and_sentence_bootstrap_agree():
 
 def test_seeded_run_reproduces_to_the_digit_and_reports_seeds(minilm, cache):
     kw = {
-        "layers": [0, 3], "max_train_sentences": 250, "max_dev_sentences": 60,
-        "max_test_sentences": 120, "max_train_words": 2000, "Cs": (0.01, 0.1), "n_boot": 200,
-        "seeds": 3, "scalar_mix": False,
-    }  # fmt: skip
+        "layers": [0, 3],
+        "max_train_sentences": 250,
+        "max_dev_sentences": 60,
+        "max_test_sentences": 120,
+        "max_train_words": 2000,
+        "Cs": (0.01, 0.1),
+        "n_boot": 200,
+        "seeds": 3,
+        "scalar_mix": False,
+    }
     one = probe_layers(minilm, "pos", "ud-ewt", **kw)
     two = probe_layers(minilm, "pos", "ud-ewt", **kw)
     pd.testing.assert_frame_equal(one.table, two.table)
@@ -111,9 +117,17 @@ def test_selectivity_interval_contains_the_estimate_and_narrows_with_more_senten
     widths = []
     for n_test in (100, 800):
         res = probe_layers(
-            minilm, "pos", "ud-ewt", layers=[2], max_train_sentences=250, max_dev_sentences=60,
-            max_test_sentences=n_test, Cs=(0.1,), n_boot=400, scalar_mix=False,
-        )  # fmt: skip
+            minilm,
+            "pos",
+            "ud-ewt",
+            layers=[2],
+            max_train_sentences=250,
+            max_dev_sentences=60,
+            max_test_sentences=n_test,
+            Cs=(0.1,),
+            n_boot=400,
+            scalar_mix=False,
+        )
         row = res.layer_scores().iloc[0]
         assert row["selectivity_ci_low"] <= row["selectivity"] <= row["selectivity_ci_high"]
         assert row["control_ci_low"] <= row["control"] <= row["control_ci_high"]
@@ -147,9 +161,18 @@ def test_mdl_codes_the_informative_layer_shorter_than_noise():
 
 def test_mdl_columns_on_a_real_run(minilm, cache):
     res = probe_layers(
-        minilm, "pos", "ud-ewt", layers=[0, 2], max_train_sentences=200, max_dev_sentences=40,
-        max_test_sentences=60, Cs=(0.1,), n_boot=100, scalar_mix=False, mdl=True,
-    )  # fmt: skip
+        minilm,
+        "pos",
+        "ud-ewt",
+        layers=[0, 2],
+        max_train_sentences=200,
+        max_dev_sentences=40,
+        max_test_sentences=60,
+        Cs=(0.1,),
+        n_boot=100,
+        scalar_mix=False,
+        mdl=True,
+    )
     t = res.table
     kbits = t[(t.probe == "linear") & (t.metric == "mdl_kbits")].set_index("layer")
     comp = t[(t.probe == "linear") & (t.metric == "compression")].set_index("layer")

@@ -281,10 +281,17 @@ def test_cumulative_mixes_on_one_standardised_sample_equal_mixes_on_their_own(mi
 def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
     seen = []
     res = probe_layers(
-        minilm, "pos", "ud-ewt", layers=[0, 2], max_train_sentences=300,
-        max_dev_sentences=80, max_test_sentences=150, Cs=(0.1,), n_boot=200,
+        minilm,
+        "pos",
+        "ud-ewt",
+        layers=[0, 2],
+        max_train_sentences=300,
+        max_dev_sentences=80,
+        max_test_sentences=150,
+        Cs=(0.1,),
+        n_boot=200,
         progress=lambda stage, d, t: seen.append((stage, d, t)),
-    )  # fmt: skip
+    )
     t = res.table
     acc = res.layer_scores("accuracy").set_index("layer")
     majority = t[(t.probe == "majority") & (t.metric == "accuracy")]["value"].item()
@@ -294,9 +301,17 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
     # Selectivity is task minus control accuracy, both on the same (test) words.
     np.testing.assert_allclose(acc["selectivity"], acc["value"] - acc["control"])
     assert (acc["control"] < acc["value"]).all() and (acc["n"] == res.meta["n_test_words"]).all()
-    assert set(t.probe) == {"linear", "majority", "word_type", "static", "scalar_mix",
-                            "best_layer", "cog_running_best", "cumulative_mix",
-                            "cog_cumulative_mix"}  # fmt: skip
+    assert set(t.probe) == {
+        "linear",
+        "majority",
+        "word_type",
+        "static",
+        "scalar_mix",
+        "best_layer",
+        "cog_running_best",
+        "cumulative_mix",
+        "cog_cumulative_mix",
+    }
     assert sum(res.scalar_mix["weights"]) == pytest.approx(1.0)
     # Each cumulative mix against its best single layer, paired (issue 27).
     checks = res.meta["mix_vs_best_member"]
@@ -310,12 +325,24 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
 
 def test_real_wsd_run_reports_f1_next_to_the_first_sense_baseline(minilm, cache):
     res = probe_layers(
-        minilm, "wsd", "semcor", layers=[3], max_train_sentences=120, max_test_sentences=30,
-        max_dev_sentences=30, n_boot=100,
-    )  # fmt: skip
+        minilm,
+        "wsd",
+        "semcor",
+        layers=[3],
+        max_train_sentences=120,
+        max_test_sentences=30,
+        max_dev_sentences=30,
+        n_boot=100,
+    )
     t = res.table
-    assert {"1nn", "first_sense", "semcor_mfs", "semcor_mfs_train_only", "static_1nn",
-            "best_layer"} <= set(t.probe)  # fmt: skip
+    assert {
+        "1nn",
+        "first_sense",
+        "semcor_mfs",
+        "semcor_mfs_train_only",
+        "static_1nn",
+        "best_layer",
+    } <= set(t.probe)
     # Subsets: polysemous lemmas, seen lemmas (1-NN answers) and back-off items, paired.
     assert {"f1_polysemous", "f1_seen", "f1_backoff", "accuracy_seen"} <= set(t.metric)
     rows = t[t.probe == "1nn"].set_index("metric")
@@ -335,9 +362,15 @@ def test_an_elmo_encoder_runs_through_the_same_pipeline(data_dir, cache):
     fixture = data_dir / "allennlp-elmo-fixture"
     elmo = load_elmo((fixture / "options.json", fixture / "lm_weights.hdf5"), name="elmo-fixture")
     res = probe_layers(
-        elmo, "pos", "ud-ewt", max_train_sentences=60, max_dev_sentences=20,
-        max_test_sentences=30, Cs=(0.1,), n_boot=50,
-    )  # fmt: skip
+        elmo,
+        "pos",
+        "ud-ewt",
+        max_train_sentences=60,
+        max_dev_sentences=20,
+        max_test_sentences=30,
+        Cs=(0.1,),
+        n_boot=50,
+    )
     assert res.meta["layers"] == [0, 1, 2] and len(res.scalar_mix["weights"]) == 3
     acc = res.layer_scores()
     assert acc["value"].between(0, 1).all() and acc["selectivity"].notna().all()

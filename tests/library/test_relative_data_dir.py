@@ -43,10 +43,14 @@ def test_a_relative_data_dir_survives_a_change_of_directory(tmp_path):
         "from probing.datasets import read_sentences;"
         "print(len(list(read_sentences('ud-ewt', 'dev'))), os.environ['CONTEXTLENS_DATA_DIR'])"
     )
-    env = {**os.environ, "CONTEXTLENS_DATA_DIR": os.path.relpath(real, REPO),
-           "ELSEWHERE": str(tmp_path)}  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    env = {
+        **os.environ,
+        "CONTEXTLENS_DATA_DIR": os.path.relpath(real, REPO),
+        "ELSEWHERE": str(tmp_path),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     n, folder = out.stdout.split()
     assert n == "2001" and Path(folder).resolve() == real
@@ -57,8 +61,12 @@ def test_the_cli_reads_data_from_a_relative_dir(tmp_path):
     env = {**os.environ, "CONTEXTLENS_DATA_DIR": os.path.relpath(real, REPO)}
     out = subprocess.run(
         [sys.executable, "-m", "probing", "data", "list", "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     import json
 

@@ -10,10 +10,22 @@ from probing.probes.settings import ProbeSettings
 
 
 def test_two_runs_give_a_fixed_part_and_a_part_per_sentence():
-    small = {"train": 20, "eval": 60, "layers": 7, "train_words": 300,
-             "extract_s": 5.0, "fit_s": 4.0}  # fmt: skip
-    large = {"train": 400, "eval": 300, "layers": 7, "train_words": 6000,
-             "extract_s": 9.0, "fit_s": 20.0}  # fmt: skip
+    small = {
+        "train": 20,
+        "eval": 60,
+        "layers": 7,
+        "train_words": 300,
+        "extract_s": 5.0,
+        "fit_s": 4.0,
+    }
+    large = {
+        "train": 400,
+        "eval": 300,
+        "layers": 7,
+        "train_words": 6000,
+        "extract_s": 9.0,
+        "fit_s": 20.0,
+    }
     cost = RunCost.from_runs([small, large])
     # Two runs: both are reproduced exactly by the fitted lines.
     for run in (small, large):
@@ -51,8 +63,15 @@ def test_the_shipped_costs_cover_the_embedded_models_on_the_pages_tasks():
 
 def test_extraction_is_counted_only_for_splits_not_in_the_cache(minilm, tmp_path, monkeypatch):
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
-    cfg = ProbeSettings(model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 3),
-                        max_train_sentences=20, max_dev_sentences=15, max_test_sentences=15)  # fmt: skip
+    cfg = ProbeSettings(
+        model="minilm-l6",
+        task="pos",
+        dataset="ud-ewt",
+        layers=(0, 3),
+        max_train_sentences=20,
+        max_dev_sentences=15,
+        max_test_sentences=15,
+    )
     before = estimate_seconds(minilm, cfg)
     assert before is not None and before[0] > 0 and before[1] > 0
     assert not features_cached(minilm, "ud-ewt", "dev", max_sentences=15)

@@ -78,9 +78,13 @@ def test_attention_weights_unequal_case():
 def test_elmo_has_no_cls_and_no_attention_pooling():
     layers = np.array([[[1, 2], [3, 4], [5, 0]], [[0, 0], [2, 2], [4, 4]]], dtype=np.float32)
     enc = Encoding(
-        words=["x", "y", "z"], pieces=["x", "y", "z"], word_ids=[0, 1, 2],
-        layers=layers, static=layers[0], model=ELMO,
-    )  # fmt: skip
+        words=["x", "y", "z"],
+        pieces=["x", "y", "z"],
+        word_ids=[0, 1, 2],
+        layers=layers,
+        static=layers[0],
+        model=ELMO,
+    )
     assert strategies_for(ELMO) == ("mean", "max")
     np.testing.assert_allclose(sentence_vector(enc, "mean"), [[3, 2], [2, 2]])
     np.testing.assert_allclose(sentence_vector(enc, "max"), [[5, 4], [4, 4]])

@@ -186,12 +186,17 @@ def test_deprel_probe_sweep_runs_with_control_task(ewt_arcs):
 
     sents, feats, _ = ewt_arcs
     res = probe_features(
-        {"train": feats, "test": feats}, "deprel", model="minilm-l6", dataset="ud-ewt",
-        n_boot=20, scalar_mix=False,
-    )  # fmt: skip
+        {"train": feats, "test": feats},
+        "deprel",
+        model="minilm-l6",
+        dataset="ud-ewt",
+        n_boot=20,
+        scalar_mix=False,
+    )
     acc = res.layer_scores()
     assert list(acc["layer"]) == [0, 3] and acc["control"].notna().all()
     # Trained and tested on the same arcs: a linear probe on 768 dims fits them well.
     assert acc["value"].max() > 0.9
-    assert res.meta["n_labels"] == len({base_relation(r) for s in sents
-                                        for r in s.labels["deprel"] if r != "root"})  # fmt: skip
+    assert res.meta["n_labels"] == len(
+        {base_relation(r) for s in sents for r in s.labels["deprel"] if r != "root"}
+    )

@@ -192,8 +192,20 @@ def test_a_valid_but_huge_run_says_its_estimate_before_starting(
         raise Started
 
     monkeypatch.setattr(probing.probes.run, "probe_layers", start)
-    argv = ["probe", "--task", "pos", "--max-train-sentences", "all", "--seeds", "100",
-            "--mdl", "--mdl-seeds", "100", "--out", str(tmp_path)]  # fmt: skip
+    argv = [
+        "probe",
+        "--task",
+        "pos",
+        "--max-train-sentences",
+        "all",
+        "--seeds",
+        "100",
+        "--mdl",
+        "--mdl-seeds",
+        "100",
+        "--out",
+        str(tmp_path),
+    ]
     monkeypatch.setenv("CONTEXTLENS_DEBUG", "1")  # the sentinel is re-raised, not reported
     with pytest.raises(Started):
         cli(argv)
@@ -244,10 +256,18 @@ def test_a_pickled_checkpoint_is_refused_with_a_typed_message(tmp_path, capsys):
     folder = tmp_path / "evil"
     folder.mkdir()
     (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"weight": _Gadget()}))
-    (folder / "config.json").write_text(json.dumps({
-        "model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2,
-        "num_attention_heads": 2, "intermediate_size": 64, "vocab_size": 100,
-    }))  # fmt: skip
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "bert",
+                "hidden_size": 32,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 2,
+                "intermediate_size": 64,
+                "vocab_size": 100,
+            }
+        )
+    )
     (folder / "vocab.txt").write_text(
         "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"])
     )

@@ -28,8 +28,14 @@ def _help(*command: str) -> tuple[str, list[str]]:
         "print(json.dumps({'text': out.getvalue(), 'heavy': heavy}))\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return result["text"], result["heavy"]
 

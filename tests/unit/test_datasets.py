@@ -233,8 +233,12 @@ def test_semcor_edge_cases(tmp_path: Path) -> None:
         None,  # wnsn=0: lost in the mapping to WordNet 3.0
         "show%2:39:02::",  # first listed that survived
         "next%5:00:00:succeeding:00",  # adjective marker removed
-        None, None, None, None, None,
-    ]  # fmt: skip
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
     assert s.labels["supersense"][:4] == ["noun.time", None, "verb.perception", "adj.all"]
     assert s.labels["lemma"][:2] == ["year", "such"] and s.labels["lemma"][4] is None
     assert s.labels["pos"] == ["NN", "JJ", "VB", "JJ", "MD", "DT", "-LRB-", ":", "SYM"]
@@ -354,5 +358,11 @@ def test_wordnet_reader_agrees_with_helpers(data_dir: Path) -> None:
 
 def test_wordnet_pos() -> None:
     assert [wordnet_pos(p) for p in ("NNS", "VBD", "JJR", "RB", "s", "PROPN", "IN")] == [
-        "n", "v", "a", "r", "a", "n", None,
-    ]  # fmt: skip
+        "n",
+        "v",
+        "a",
+        "r",
+        "a",
+        "n",
+        None,
+    ]

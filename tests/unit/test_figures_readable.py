@@ -65,9 +65,15 @@ def test_probe_lens_cells_are_short_and_the_colourbar_title_sits_beside_the_bar(
 
     from probing.figures.probe_lens import cell_label, label_grid
 
-    rows = pd.DataFrame({"word_index": [0, 1, 0, 1], "layer": [0, 0, 1, 1],
-                         "label": ["noun.communication", "verb.motion", "noun.person", "NOUN"],
-                         "confidence": [0.4, 0.9, 0.7, 0.5], "correct": [None] * 4})  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "word_index": [0, 1, 0, 1],
+            "layer": [0, 0, 1, 1],
+            "label": ["noun.communication", "verb.motion", "noun.person", "NOUN"],
+            "confidence": [0.4, 0.9, 0.7, 0.5],
+            "correct": [None] * 4,
+        }
+    )
     fig = label_grid(rows, ["message", "ran"]).to_plotly_json()
     heat = fig["data"][0]
     assert heat["textfont"]["size"] >= 10  # a fixed size: plotly no longer shrinks the text

@@ -56,15 +56,35 @@ def test_every_numeric_setting_has_a_range_in_the_bounds_table() -> None:
     "settings",
     [
         ProbeSettings(),
-        ProbeSettings(model="elmo-mini", task="wsd", dataset="semcor", max_train_sentences=None,
-                      max_train_words=None, seeds=3, mdl=True, mdl_seeds=2),
-        ProbeSettings(task="deprel", layers=(0, 3, 6), cs=(0.01, 1.0), pooling="mean",
-                      scalar_mix=False, control=False, cumulative_mix=False, per_layer_c=True,
-                      n_boot=200, max_dev_sentences=50, max_test_sentences=70, seed=4),
-        ProbeSettings(task="genre", dataset="brown", sentence_pooling="mean,cls",
-                      per_doc="5,10,50"),
+        ProbeSettings(
+            model="elmo-mini",
+            task="wsd",
+            dataset="semcor",
+            max_train_sentences=None,
+            max_train_words=None,
+            seeds=3,
+            mdl=True,
+            mdl_seeds=2,
+        ),
+        ProbeSettings(
+            task="deprel",
+            layers=(0, 3, 6),
+            cs=(0.01, 1.0),
+            pooling="mean",
+            scalar_mix=False,
+            control=False,
+            cumulative_mix=False,
+            per_layer_c=True,
+            n_boot=200,
+            max_dev_sentences=50,
+            max_test_sentences=70,
+            seed=4,
+        ),
+        ProbeSettings(
+            task="genre", dataset="brown", sentence_pooling="mean,cls", per_doc="5,10,50"
+        ),
     ],
-)  # fmt: skip
+)
 def test_argv_parses_back_to_the_same_settings(settings: ProbeSettings) -> None:
     args = parser().parse_args(settings.to_argv())
     assert ProbeSettings.from_args(args) == settings
@@ -86,22 +106,44 @@ def test_flags_that_switch_off_parts_of_a_run() -> None:
 
 
 def test_the_stored_key_is_the_one_the_app_always_hashed() -> None:
-    s = ProbeSettings(model="minilm-l6", task="pos", layers=(0, 2), max_train_sentences=60,
-                      max_dev_sentences=30, max_test_sentences=30)  # fmt: skip
-    assert s.stored_key() == {"model": "minilm-l6", "task": "pos", "dataset": "ud-ewt",
-                              "layers": (0, 2), "max_train_sentences": 60,
-                              "max_eval_sentences": 30}  # fmt: skip
+    s = ProbeSettings(
+        model="minilm-l6",
+        task="pos",
+        layers=(0, 2),
+        max_train_sentences=60,
+        max_dev_sentences=30,
+        max_test_sentences=30,
+    )
+    assert s.stored_key() == {
+        "model": "minilm-l6",
+        "task": "pos",
+        "dataset": "ud-ewt",
+        "layers": (0, 2),
+        "max_train_sentences": 60,
+        "max_eval_sentences": 30,
+    }
 
 
 def test_the_sweep_training_table_is_unchanged() -> None:
     from probing.sweep.spec import parse_spec, training_dict
 
-    spec = parse_spec({"out": "x", "models": ["minilm-l6"], "tasks": [{"task": "pos"}],
-                       "training": {"Cs": [0.1, 1], "max_dev_sentences": 200}})  # fmt: skip
+    spec = parse_spec(
+        {
+            "out": "x",
+            "models": ["minilm-l6"],
+            "tasks": [{"task": "pos"}],
+            "training": {"Cs": [0.1, 1], "max_dev_sentences": 200},
+        }
+    )
     assert training_dict(spec.training) == {
-        "max_train_sentences": 2000, "max_train_words": 20000, "max_dev_sentences": 200,
-        "max_test_sentences": None, "Cs": [0.1, 1.0], "n_boot": 1000, "control": True,
-    }  # fmt: skip
+        "max_train_sentences": 2000,
+        "max_train_words": 20000,
+        "max_dev_sentences": 200,
+        "max_test_sentences": None,
+        "Cs": [0.1, 1.0],
+        "n_boot": 1000,
+        "control": True,
+    }
 
 
 def test_task_registry_errors_are_typed() -> None:
@@ -123,14 +165,31 @@ def test_every_task_names_a_runner_and_what_the_app_shows() -> None:
     for t in TASKS.values():
         assert callable(t.runner()) and t.label and t.baselines
     assert [t for t, *_ in __import__("probing.figures.layering").figures.layering.TASKS] == [
-        "pos", "deprel", "dep-distance", "supersense", "wsd"]  # fmt: skip
+        "pos",
+        "deprel",
+        "dep-distance",
+        "supersense",
+        "wsd",
+    ]
     from probing.analyses.probe_lens import LENS_TASKS
     from probing.datasets.upload import UPLOAD_TASKS
 
-    assert set(LENS_TASKS) == {"pos", "xpos", "deprel", "supersense", "wsd", "dep-distance",
-                               "dep-depth"}  # fmt: skip
-    assert UPLOAD_TASKS == {"pos": "upos", "xpos": "xpos", "deprel": "deprel",
-                            "dep-distance": "head", "dep-depth": "head"}  # fmt: skip
+    assert set(LENS_TASKS) == {
+        "pos",
+        "xpos",
+        "deprel",
+        "supersense",
+        "wsd",
+        "dep-distance",
+        "dep-depth",
+    }
+    assert UPLOAD_TASKS == {
+        "pos": "upos",
+        "xpos": "xpos",
+        "deprel": "deprel",
+        "dep-distance": "head",
+        "dep-depth": "head",
+    }
     assert task_names(kind="structural") == ["dep-distance", "dep-depth"]
 
 
@@ -149,8 +208,10 @@ def test_find_stored_prefers_the_apps_run_then_the_committed_one(minilm, tmp_pat
     mine = committed.replace(layers=(0, 2), max_train_sentences=60)
     found = find_stored(mine, minilm, results_dir=results)
     assert found is not None and not found.current  # other settings: shown, not current
-    save_results(ProbeResults.from_json(results / "minilm-l6__ud-ewt__pos.json"),
-                 stored_path_of(mine, minilm))  # fmt: skip
+    save_results(
+        ProbeResults.from_json(results / "minilm-l6__ud-ewt__pos.json"),
+        stored_path_of(mine, minilm),
+    )
     found = find_stored(mine, minilm, results_dir=results)
     assert found.made_in_app and found.current
     assert find_stored(mine.replace(task="xpos"), minilm, results_dir=results) is None
@@ -160,8 +221,9 @@ def test_cost_model_counts_seeds_and_mdl(minilm, tmp_path, monkeypatch):
     from probing.probes.cost import estimate_run, estimate_seconds
 
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path))
-    one = ProbeSettings(layers=(0, 3), max_train_sentences=20, max_dev_sentences=15,
-                        max_test_sentences=15)  # fmt: skip
+    one = ProbeSettings(
+        layers=(0, 3), max_train_sentences=20, max_dev_sentences=15, max_test_sentences=15
+    )
     base = estimate_seconds(minilm, one)
     assert base is not None
     more = estimate_seconds(minilm, one.replace(seeds=3, mdl=True, mdl_seeds=2))

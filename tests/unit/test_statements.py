@@ -36,8 +36,11 @@ def _toy_results(tmp_path, layers: dict[int, np.ndarray], seeds=(0,)):
         cells[f"layer {layer}"] = SentenceCounts.from_predictions(
             "accuracy", y, [o.astype(int) for o in ok], sentence, n // 10, seeds
         )
-    save_counts(StoredCounts("toy:test", n // 10, cells), tmp_path / "sentence-scores" /
-                "toy__toy__pos.safetensors", "test")  # fmt: skip
+    save_counts(
+        StoredCounts("toy:test", n // 10, cells),
+        tmp_path / "sentence-scores" / "toy__toy__pos.safetensors",
+        "test",
+    )
     meta = {"meta": {"best_layer": {"layer": max(layers)}}}
     (tmp_path / "toy__toy__pos.json").write_text(json.dumps(meta))
     return Cells(tmp_path)
@@ -52,16 +55,18 @@ def test_the_issues_overclaim_is_rejected_on_the_committed_probes() -> None:
         tuple(
             Claim("tie", f"{UPOS}:layer {a}", f"{UPOS}:layer {b}")
             for a, b in ((2, 3), (3, 4), (2, 4))
-        ),  # fmt: skip
+        ),
     )
     verdict = check(said, cells)
     assert not verdict.holds
     assert any("layer 3" in p and "layer 4" in p for p in verdict.problems)
     corrected = Statement(
         "UPOS: layer 3 above layer 4, not distinguishable from layer 2",
-        (Claim("above", f"{UPOS}:layer 3", f"{UPOS}:layer 4"),
-         Claim("tie", f"{UPOS}:layer 3", f"{UPOS}:layer 2")),
-    )  # fmt: skip
+        (
+            Claim("above", f"{UPOS}:layer 3", f"{UPOS}:layer 4"),
+            Claim("tie", f"{UPOS}:layer 3", f"{UPOS}:layer 2"),
+        ),
+    )
     assert check(corrected, cells).holds
 
 
@@ -78,8 +83,10 @@ def test_an_above_claim_needs_holm_over_its_statement(tmp_path) -> None:
     alone = Statement("5 above 4", (Claim("above", ref + "layer 5", ref + "layer 4"),))
     assert check(alone, cells).holds
     # The same claim in a statement resting on five comparisons: Holm takes it away.
-    many = Statement("5 above all", tuple(Claim("above", ref + "layer 5", ref + f"layer {la}")
-                                          for la in range(5)))  # fmt: skip
+    many = Statement(
+        "5 above all",
+        tuple(Claim("above", ref + "layer 5", ref + f"layer {la}") for la in range(5)),
+    )
     verdict = check(many, cells)
     assert not verdict.holds and all("Holm p" in p for p in verdict.problems)
     assert check(Statement("best", (Claim("above", ref + "best", ref + "layer 4"),)), cells).holds
@@ -95,8 +102,9 @@ def test_a_difference_that_flips_with_the_seed_is_not_stated(tmp_path) -> None:
         flip = rng.random(n) < abs(shift)
         seeds.append(np.where(flip, shift > 0, ok))
     cells = _toy_results(tmp_path, {0: np.stack([base] * 3), 1: np.stack(seeds)}, (0, 1, 2))
-    claim = Statement("1 above 0", (Claim("above", "toy__toy__pos:layer 1",
-                                              "toy__toy__pos:layer 0"),))  # fmt: skip
+    claim = Statement(
+        "1 above 0", (Claim("above", "toy__toy__pos:layer 1", "toy__toy__pos:layer 0"),)
+    )
     verdict = check(claim, cells)
     assert not verdict.holds and "sign flips over seeds" in verdict.problems[0]
 

@@ -91,7 +91,7 @@ def _broken(line: int, replacement: str) -> bytes:
         "id-out-of-order",
         "missing-blank-line",
         "empty-form",
-    ],  # fmt: skip
+    ],
 )
 def test_malformed_lines_name_the_line(data, line, words):
     with pytest.raises(DataFormatError) as info:
@@ -151,8 +151,14 @@ def test_probe_upload_gives_probe_results(minilm, data_dir):
     path = data_dir / "ud-english-ewt" / "en_ewt-ud-dev.conllu"
     sentences = read_conllu_upload(path.read_bytes(), 50 * CAP, name="dev.conllu")[:40]
     stages = set()
-    res = probe_upload(minilm, sentences, layers=[0, 3], n_boot=100, name="dev.conllu",
-                       progress=lambda stage, done, total: stages.add(stage))  # fmt: skip
+    res = probe_upload(
+        minilm,
+        sentences,
+        layers=[0, 3],
+        n_boot=100,
+        name="dev.conllu",
+        progress=lambda stage, done, total: stages.add(stage),
+    )
     assert stages == {"extract train", "extract test", "fit"}
     assert list(res.table.columns) == COLUMNS
     assert res.dataset == "upload:dev.conllu" and res.metric == "accuracy"

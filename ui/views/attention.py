@@ -165,9 +165,14 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     heads = b.multiselect(
         "Heads (one colour each)",
         list(range(view.n_heads)),
-        key=persist(f"attn_hv_heads{k}", first, _linked("heads", k), as_ints,
-                    lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs)),
-    )  # fmt: skip
+        key=persist(
+            f"attn_hv_heads{k}",
+            first,
+            _linked("heads", k),
+            as_ints,
+            lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs),
+        ),
+    )
     with c:
         in_view = lambda ts: all(t in range(view.n_tokens) for t in ts)  # noqa: E731
         focus = st.multiselect(
@@ -228,8 +233,14 @@ def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
         persist(f"attn_mv_focus{k}", None, _linked("row", k), int)
         focus = token_choice("Highlight row", view, f"attn_mv_focus{k}")
     grid = model_view_figure(view, selected=(layer, head))
-    st.plotly_chart(grid, key=f"attn_model_chart{k}", width="content", config={"displayModeBar": False},
-                    on_select=lambda: open_tile(k, view.n_heads), selection_mode="points")  # fmt: skip
+    st.plotly_chart(
+        grid,
+        key=f"attn_model_chart{k}",
+        width="content",
+        config={"displayModeBar": False},
+        on_select=lambda: open_tile(k, view.n_heads),
+        selection_mode="points",
+    )
     downloads(grid, f"{stem}_model_view", f"dl_mv{k}", lambda: attention_frame(view))
     big = attention_heatmap_figure(view, layer, head, focus=focus)
     st.plotly_chart(big, key=f"attn_head_heatmap{k}", width="content")
@@ -390,9 +401,14 @@ def statistics_view(amap: AttentionMap, encoder, name: str, k: str = "") -> None
         "Statistics",
         list(STATISTICS),
         format_func=STATISTICS.get,
-        key=persist(f"attn_stats_names{k}", list(STATISTICS), _linked("stats", k), as_strs,
-                    all_of(STATISTICS)),
-    )  # fmt: skip
+        key=persist(
+            f"attn_stats_names{k}",
+            list(STATISTICS),
+            _linked("stats", k),
+            as_strs,
+            all_of(STATISTICS),
+        ),
+    )
     stats = head_statistics([amap]) if source == "this input" else corpus_stats(encoder, name, k)
     if stats is not None and picked:
         fig = statistics_figure(stats, picked)
@@ -414,7 +430,7 @@ def corpus_stats(encoder, name: str, k: str = ""):
                 _linked("n", k),
                 int,
                 lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences,
-            ),  # fmt: skip
+            ),
         )
     )
     results = corpus_results()

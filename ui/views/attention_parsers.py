@@ -83,10 +83,13 @@ def on_your_sentence(amap, layer: int, head: int, direction: str) -> None:  # no
     st.caption(
         "Each arc joins a word to the word this head picks as its head (arrowhead), read as "
         "in the table: "
-        + ("the word it attends to most." if direction == DIRECTIONS[0]
-           else "the word that attends most to it.")
+        + (
+            "the word it attends to most."
+            if direction == DIRECTIONS[0]
+            else "the word that attends most to it."
+        )
         + " Special tokens and self-attention are ignored."
-    )  # fmt: skip
+    )
 
 
 def render(encoder, name: str, amap=None) -> None:  # noqa: ANN001 - a BERT-family Encoder

@@ -159,8 +159,12 @@ def mask_inputs() -> tuple[str, int, bool]:
         "gets its own mask token. Press Ctrl+Enter to apply.",
     )
     left, right = st.columns([2, 1])
-    top_k = left.slider("Top-k", min_value=1, max_value=20,
-                        key=persist("fill_mask_top_k", 10, "top_k", int, range(1, 21).__contains__))  # fmt: skip
+    top_k = left.slider(
+        "Top-k",
+        min_value=1,
+        max_value=20,
+        key=persist("fill_mask_top_k", 10, "top_k", int, range(1, 21).__contains__),
+    )
     by_layer = right.toggle(
         "Layer by layer",
         key=persist("fill_mask_layers", True, "by_layer", as_bool),

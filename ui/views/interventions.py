@@ -83,10 +83,13 @@ def head_importance_panel(model: str, k: str = "") -> None:
         st.caption(
             "|∂ masked-LM loss / ∂ head gate| on held-out UD-EWT words, each layer scaled to "
             "unit length; "
-            + ("measured on minilm-l6-mlm (the same encoder weights with an MLM head). "
-               if source != model else "")
+            + (
+                "measured on minilm-l6-mlm (the same encoder weights with an MLM head). "
+                if source != model
+                else ""
+            )
             + "Per-head loss increases and the pruning curve are on the Interventions page."
-        )  # fmt: skip
+        )
 
 
 def render() -> None:
@@ -205,8 +208,14 @@ def _guesses(before, after) -> pd.DataFrame:  # noqa: ANN001
     rows = []
     for m, (b, a) in enumerate(zip(before, after, strict=True)):
         for rank, ((tb, pb), (ta, pa)) in enumerate(zip(b, a, strict=True), start=1):
-            rows.append({"mask": m + 1, "rank": rank, "before": f"{tb} ({pb:.2f})",
-                         "after erasure": f"{ta} ({pa:.2f})"})  # fmt: skip
+            rows.append(
+                {
+                    "mask": m + 1,
+                    "rank": rank,
+                    "before": f"{tb} ({pb:.2f})",
+                    "after erasure": f"{ta} ({pa:.2f})",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -217,9 +226,12 @@ def agreement_section(name: str) -> None:
         st.plotly_chart(agreement_figure(rows, "attractors"), key="iv_agree_attr")
         st.plotly_chart(agreement_figure(rows, "distance"), key="iv_agree_dist")
         if "patching" in result:
-            st.plotly_chart(patching_figure(result["patching"]["roles"],
-                                            "Patching on templated pairs: layer × role"),
-                            key="iv_patch_roles")  # fmt: skip
+            st.plotly_chart(
+                patching_figure(
+                    result["patching"]["roles"], "Patching on templated pairs: layer × role"
+                ),
+                key="iv_patch_roles",
+            )
         _side_by_side(name)
     else:
         st.info(f"No precomputed agreement run for {name}.")
@@ -261,8 +273,9 @@ def check_and_patch(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa:
                 f"{m:+.2f})."
             )
         out = patch_pairs(encoder, batches, n_boot=200, heads=False)
-        st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"),
-                        key="iv_user_roles")  # fmt: skip
+        st.plotly_chart(
+            patching_figure(out["roles"], "Your pair: layer × role"), key="iv_user_roles"
+        )
         st.caption(
             "Fraction of the logit difference between the two verb forms that moves when "
             "the states of one role are copied from the other sentence (both directions)."
@@ -280,9 +293,15 @@ def _side_by_side(name: str) -> None:
     for model, res in ((name, mine), (other, theirs)):
         for r in res["rows"]:
             if r["by"] == "all":
-                rows.append({"model": model, "source": r["source"], "n": r["n"],
-                             "accuracy (95 % CI)": f"{r['accuracy']:.3f} "
-                             f"({r['accuracy_lo']:.3f}–{r['accuracy_hi']:.3f})"})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "source": r["source"],
+                        "n": r["n"],
+                        "accuracy (95 % CI)": f"{r['accuracy']:.3f} "
+                        f"({r['accuracy_lo']:.3f}–{r['accuracy_hi']:.3f})",
+                    }
+                )
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
         "elmo-mini: its forward LM, left context only (Linzen et al.'s setting); "
@@ -323,8 +342,9 @@ def heads_section(name: str) -> None:
         return
     result = stored(f"{name}__ud-ewt__ablate-heads")
     if result is not None:
-        st.plotly_chart(head_importance_figure(result["importance"], "Head importance I_h"),
-                        key="iv_importance")  # fmt: skip
+        st.plotly_chart(
+            head_importance_figure(result["importance"], "Head importance I_h"), key="iv_importance"
+        )
         st.plotly_chart(pruning_figure(result["curve"]), key="iv_pruning")
     else:
         st.info(f"No precomputed head-ablation run for {name}.")
@@ -343,5 +363,6 @@ def heads_section(name: str) -> None:
         pairs = [(int(o[1 : o.index("-")]), int(o[o.index("H") + 1 :])) for o in off]
         before = fill_mask_under(encoder, text)
         after = fill_mask_under(encoder, text, heads_off(encoder, pairs))
-        st.dataframe(_guesses(before, after).rename(columns={"after erasure": "heads off"}),
-                     hide_index=True)  # fmt: skip
+        st.dataframe(
+            _guesses(before, after).rename(columns={"after erasure": "heads off"}), hide_index=True
+        )

@@ -45,9 +45,13 @@ def picked_with_results(models: list[str]) -> list[str]:
     if len(picked) < len(names) or not names:
         lacking = [m for m in names if m not in models]
         st.info(
-            (f"No committed probing results for {', '.join(lacking)}. " if lacking else "Pick a model in the sidebar. ")
+            (
+                f"No committed probing results for {', '.join(lacking)}. "
+                if lacking
+                else "Pick a model in the sidebar. "
+            )
             + f"Models with results: {', '.join(models)}."
-        )  # fmt: skip
+        )
     return picked
 
 
@@ -72,9 +76,11 @@ def render() -> None:
     loaded = {m: curves_for(m, stamp) for m in picked}
     curves = {m: c for m, (c, _) in loaded.items()}
     if bad := [name for _, names in loaded.values() for name in names]:
-        st.warning(f"Could not read {', '.join(bad)} (truncated, or not a results file): the "
-                   "page shows the other results. Make the file again with `python -m probing "
-                   "probe`.")  # fmt: skip
+        st.warning(
+            f"Could not read {', '.join(bad)} (truncated, or not a results file): the "
+            "page shows the other results. Make the file again with `python -m probing "
+            "probe`."
+        )
     st.plotly_chart(layering_figure(curves), key="layering_chart")
     st.caption(
         "Top: each task's test score per layer, rescaled so that its worst layer is 0 and its "
@@ -91,13 +97,18 @@ def render() -> None:
     for model, cs in curves.items():
         pairs, unscored = orderings_for(model, stamp)
         missing = [label for t, _, label, _ in TASKS if t not in {c.task for c in cs}]
-        text = "; ".join(
-            f"{o.lower} < {o.higher} (+{o.diff:.2f} layers [{o.ci_low:.2f}, {o.ci_high:.2f}])"
-            for o in pairs
-        ) or "no ordering of tasks"  # fmt: skip
+        text = (
+            "; ".join(
+                f"{o.lower} < {o.higher} (+{o.diff:.2f} layers [{o.ci_low:.2f}, {o.ci_high:.2f}])"
+                for o in pairs
+            )
+            or "no ordering of tasks"
+        )
         st.markdown(f"**{model}**: the intervals support {text}.")
         if missing:
             st.caption(f"{model}: no results yet for {', '.join(missing)}.")
         if unscored:
-            st.caption(f"{model}: no per-sentence scores stored for {', '.join(unscored)}, "
-                       "so no comparison with them is stated.")  # fmt: skip
+            st.caption(
+                f"{model}: no per-sentence scores stored for {', '.join(unscored)}, "
+                "so no comparison with them is stated."
+            )

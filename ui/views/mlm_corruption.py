@@ -16,8 +16,11 @@ LABELS = {"mask": "[MASK] (80 %)", "random": "random word (10 %)", "keep": "kept
 def render(models: list[str]) -> None:
     """The corruption section for the first model of ``models`` (one with an MLM head)."""
     st.markdown("#### BERT's corruption recipe: 80 % [MASK], 10 % random, 10 % kept")
-    if not st.toggle("Show what the model predicts at a masked, replaced or kept word",
-                     value=False, key="corrupt_on"):  # fmt: skip
+    if not st.toggle(
+        "Show what the model predicts at a masked, replaced or kept word",
+        value=False,
+        key="corrupt_on",
+    ):
         return
     st.caption(
         "BERT picks 15 % of positions to predict, but [MASK] never appears after pre-training: "
@@ -27,9 +30,12 @@ def render(models: list[str]) -> None:
     limit = config.limits().max_chars
     a, b = st.columns([3, 1])
     text = a.text_input(
-        "Sentence", key=persist("corrupt_text", "The doctor picked up her bag and left the room.", "corrupt_text"),
+        "Sentence",
+        key=persist(
+            "corrupt_text", "The doctor picked up her bag and left the room.", "corrupt_text"
+        ),
         max_chars=limit,
-    )  # fmt: skip
+    )
     target = b.text_input(
         "Target word", key=persist("corrupt_target", "bag", "corrupt_word"), max_chars=40
     )

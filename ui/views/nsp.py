@@ -45,9 +45,10 @@ def render() -> None:
     else:
         name = st.text_input(
             "Checkpoint with BERT's pre-training heads (BertForPreTraining)",
-            value=DEFAULT_CHECKPOINT, key="nsp_model",
+            value=DEFAULT_CHECKPOINT,
+            key="nsp_model",
             help="A hub id (loaded from the local cache when offline) or a local folder.",
-        ).strip()  # fmt: skip
+        ).strip()
     a = st.text_input(
         "Sentence A", key=persist("nsp_a", "She opened the fridge.", "nsp_a"), max_chars=limit
     )

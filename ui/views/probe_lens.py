@@ -20,9 +20,13 @@ from ui.state import one_of, persist
 RESULTS_DIR = config.results_dir()
 DEFAULT_TEXT = "The old man the boats that the children sailed."
 N_GOLD = 300  # UD-EWT test sentences offered
-TASK_NAMES = {"pos": "part of speech (UPOS)", "xpos": "PTB tag (XPOS)",
-              "deprel": "dependency relation (gold arcs)", "supersense": "supersense",
-              "wsd": "word sense (nearest SemCor sense centroid)"}  # fmt: skip
+TASK_NAMES = {
+    "pos": "part of speech (UPOS)",
+    "xpos": "PTB tag (XPOS)",
+    "deprel": "dependency relation (gold arcs)",
+    "supersense": "supersense",
+    "wsd": "word sense (nearest SemCor sense centroid)",
+}
 
 
 @st.cache_data(show_spinner=False)
@@ -32,8 +36,10 @@ def gold_sentences(data: str) -> list[dict]:
     from probing.datasets import read_sentences
 
     keep = (s for s in read_sentences("ud-ewt", "test") if 5 <= len(s.words) <= 30)
-    return [{"words": s.words, "labels": s.labels, "id": s.sent_id}
-            for s in itertools.islice(keep, N_GOLD)]  # fmt: skip
+    return [
+        {"words": s.words, "labels": s.labels, "id": s.sent_id}
+        for s in itertools.islice(keep, N_GOLD)
+    ]
 
 
 @st.cache_resource(show_spinner=False)
@@ -75,9 +81,11 @@ def render() -> None:
     name = names[0]
     probes, unreadable = probes_for(name, _stamp())
     if unreadable:
-        st.warning(f"Could not read the saved probes {', '.join(unreadable)} (truncated, or "
-                   "not a saved-probes file): the page uses the others. Save them again with "
-                   "`python -m probing probe … --save-probes`.")  # fmt: skip
+        st.warning(
+            f"Could not read the saved probes {', '.join(unreadable)} (truncated, or "
+            "not a saved-probes file): the page uses the others. Save them again with "
+            "`python -m probing probe … --save-probes`."
+        )
     if not probes:
         st.info(
             f"No trained probes are saved for **{name}**. Train them with, e.g., "
@@ -91,18 +99,28 @@ def render() -> None:
     if encoder is None:
         st.stop()
     sources = ["a UD-EWT test sentence (gold labels)", "type one"]
-    source = st.radio("Sentence", sources, horizontal=True,
-                      key=persist("lens_source", sources[0], "source", valid=one_of(sources)))  # fmt: skip
+    source = st.radio(
+        "Sentence",
+        sources,
+        horizontal=True,
+        key=persist("lens_source", sources[0], "source", valid=one_of(sources)),
+    )
     gold = None
     if source == "type one":
-        text = st.text_input("Your sentence", max_chars=300,
-                             key=persist("lens_text", DEFAULT_TEXT, param="sentence"))  # fmt: skip
+        text = st.text_input(
+            "Your sentence", max_chars=300, key=persist("lens_text", DEFAULT_TEXT, param="sentence")
+        )
         words: list[str] | str = text
     else:
         sents = gold_sentences(data_key())
-        k = st.selectbox("Test sentence", range(len(sents)),
-                         key=persist("lens_gold", _first_rich(sents), "gold", int, range(len(sents)).__contains__),
-                         format_func=lambda i: " ".join(sents[i]["words"]))  # fmt: skip
+        k = st.selectbox(
+            "Test sentence",
+            range(len(sents)),
+            key=persist(
+                "lens_gold", _first_rich(sents), "gold", int, range(len(sents)).__contains__
+            ),
+            format_func=lambda i: " ".join(sents[i]["words"]),
+        )
         words, gold = sents[k]["words"], sents[k]["labels"]
     result = None
     with friendly_errors("Encoding the sentence"), st.spinner("Encoding…"):
@@ -134,8 +152,9 @@ def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 
         cols = ["word", "final", "first_layer"]
         cols += ["gloss", "source"] if task == "wsd" else []
         cols += ["gold", "correct"] if has_gold and task != "wsd" else []
-        summary = top[cols].rename(columns={"final": "top-layer answer",
-                                            "first_layer": "stable from layer"})  # fmt: skip
+        summary = top[cols].rename(
+            columns={"final": "top-layer answer", "first_layer": "stable from layer"}
+        )
         st.dataframe(summary, hide_index=True, key=f"lens_table_{task}")
         if task == "wsd":
             st.caption(_wsd_note(probes["wsd"].info))

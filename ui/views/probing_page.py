@@ -90,30 +90,58 @@ def read_results(path: Path) -> ProbeResults | None:
         return load_results(str(path), path.stat().st_mtime_ns)
     except Exception as exc:  # truncated or hand-edited JSON: say which file, show the rest
         err = ResultFileError(f"{path.name} cannot be read ({type(exc).__name__}: {exc}).")
-        st.warning(f"Skipped a damaged results file: {md_text(user_message(err))} "
-                   "Press Run to compute these results again.")  # fmt: skip
+        st.warning(
+            f"Skipped a damaged results file: {md_text(user_message(err))} "
+            "Press Run to compute these results again."
+        )
         return None
 
 
 def downloads(results: Sequence[ProbeResults], fig: go.Figure, stem: str, key: str) -> None:
     """CSV, JSON and PNG (HTML where no Chrome can render PNG), made only when clicked."""
     cols = st.columns([1, 1, 1, 5])
-    cols[0].download_button("CSV", data=lambda: results_csv(results), file_name=f"{stem}.csv",
-                            mime="text/csv", key=f"{key}_csv", on_click="ignore",
-                            icon=":material/table:")  # fmt: skip
-    cols[1].download_button("JSON", data=lambda: results_json(results), file_name=f"{stem}.json",
-                            mime="application/json", key=f"{key}_json", on_click="ignore",
-                            icon=":material/data_object:")  # fmt: skip
+    cols[0].download_button(
+        "CSV",
+        data=lambda: results_csv(results),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/table:",
+    )
+    cols[1].download_button(
+        "JSON",
+        data=lambda: results_json(results),
+        file_name=f"{stem}.json",
+        mime="application/json",
+        key=f"{key}_json",
+        on_click="ignore",
+        icon=":material/data_object:",
+    )
     if export.image_export_available():
-        cols[2].download_button("PNG", data=lambda: figure_bytes(fig, "png"), file_name=f"{stem}.png",
-                                mime="image/png", key=f"{key}_png", on_click="ignore",
-                                icon=":material/download:")  # fmt: skip
+        cols[2].download_button(
+            "PNG",
+            data=lambda: figure_bytes(fig, "png"),
+            file_name=f"{stem}.png",
+            mime="image/png",
+            key=f"{key}_png",
+            on_click="ignore",
+            icon=":material/download:",
+        )
     else:
-        cols[2].download_button("HTML", data=lambda: figure_bytes(fig, "html"), file_name=f"{stem}.html",
-                                mime="text/html", key=f"{key}_html", on_click="ignore",
-                                icon=":material/download:")  # fmt: skip
-        cols[3].caption("PNG export needs a Chrome or Chromium for kaleido and none was found "
-                        "here, so the figure downloads as interactive HTML instead.")  # fmt: skip
+        cols[2].download_button(
+            "HTML",
+            data=lambda: figure_bytes(fig, "html"),
+            file_name=f"{stem}.html",
+            mime="text/html",
+            key=f"{key}_html",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        cols[3].caption(
+            "PNG export needs a Chrome or Chromium for kaleido and none was found "
+            "here, so the figure downloads as interactive HTML instead."
+        )
 
 
 def snap_to_preset(n: int, presets: Sequence[int] | None) -> int:
@@ -137,29 +165,38 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     st.plotly_chart(fig, key=f"{key}_curve")
     wsd = results[0].task == "wsd"
     st.caption(
-        ("Each point: F1 of 1-nearest-neighbour to the training sense centroids on that layer; "
-         + ("a lemma unseen in training gets its only WordNet sense or no answer (no leak of "
-            "WordNet's count-ordered first sense). " if results[0].meta.get("backoff") else
-            "lemmas unseen in training back off to WordNet's first sense, which is ordered by "
-            "counts that include SemCor's test documents. ") if wsd else
-         "Each point: a structural probe (Hewitt & Manning 2019) on that layer's vectors: UUAS "
-         "(distance probe) or root accuracy (depth probe) on the test split, punctuation left "
-         "out; baselines: the right-branching tree and the probe on static vectors. "
-         if results[0].task in ("dep-distance", "dep-depth") else
-         "Each point: accuracy of a linear probe on that layer's word vectors. Control task "
-         "(Hewitt & Liang 2019): the same probe on labels assigned at random per word type; "
-         "selectivity = task − control, high when the layer's vectors, not the probe's "
-         "memory, carry the labels. ")
+        (
+            "Each point: F1 of 1-nearest-neighbour to the training sense centroids on that layer; "
+            + (
+                "a lemma unseen in training gets its only WordNet sense or no answer (no leak of "
+                "WordNet's count-ordered first sense). "
+                if results[0].meta.get("backoff")
+                else "lemmas unseen in training back off to WordNet's first sense, which is ordered by "
+                "counts that include SemCor's test documents. "
+            )
+            if wsd
+            else "Each point: a structural probe (Hewitt & Manning 2019) on that layer's vectors: UUAS "
+            "(distance probe) or root accuracy (depth probe) on the test split, punctuation left "
+            "out; baselines: the right-branching tree and the probe on static vectors. "
+            if results[0].task in ("dep-distance", "dep-depth")
+            else "Each point: accuracy of a linear probe on that layer's word vectors. Control task "
+            "(Hewitt & Liang 2019): the same probe on labels assigned at random per word type; "
+            "selectivity = task − control, high when the layer's vectors, not the probe's "
+            "memory, carry the labels. "
+        )
         + f"Bands: 95 % bootstrap intervals (test {bootstrap_units(results)} resampled). "
         "Horizontal lines: baselines. "
         "Centre of gravity (Tenney et al. 2019): the layer at which, on average, the score's "
         "gains appear. "
-        + ("The models differ in depth, so x is relative depth (layer ÷ number of contextual "
-           "layers: 0 = input, 1 = top), which lines up ELMo's 2 layers with BERT's 6 or 12; "
-           "hover for the real layer." if uses_relative_depth(results) else
-           "x is the layer; 0 is the model's input layer (BERT: embeddings; ELMo: the "
-           "character-CNN token layer).")
-    )  # fmt: skip
+        + (
+            "The models differ in depth, so x is relative depth (layer ÷ number of contextual "
+            "layers: 0 = input, 1 = top), which lines up ELMo's 2 layers with BERT's 6 or 12; "
+            "hover for the real layer."
+            if uses_relative_depth(results)
+            else "x is the layer; 0 is the model's input layer (BERT: embeddings; ELMo: the "
+            "character-CNN token layer)."
+        )
+    )
     for r in results:
         st.markdown(headline(r))
         if said := table_sentence(r.comparisons):  # written from the run's comparison table
@@ -168,14 +205,20 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     left, right = st.columns([2, 3]) if mix is not None else (None, st.container())
     if mix is not None:
         left.plotly_chart(mix, key=f"{key}_mix")
-        left.caption("Scalar mix (Peters et al. 2018): one probe on a learned softmax-weighted sum "
-                     "of all probed layers; the weights say which layers the task draws on.")  # fmt: skip
+        left.caption(
+            "Scalar mix (Peters et al. 2018): one probe on a learned softmax-weighted sum "
+            "of all probed layers; the weights say which layers the task draws on."
+        )
     elif wsd:
         right.caption("WSD uses nearest sense centroids per layer, so there is no scalar mix.")
     table = layer_table(results)
     three = {c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[2:-1]}
-    right.dataframe(table, hide_index=True, key=f"{key}_table",
-                    column_config={**three, "n": st.column_config.NumberColumn("test words")})  # fmt: skip
+    right.dataframe(
+        table,
+        hide_index=True,
+        key=f"{key}_table",
+        column_config={**three, "n": st.column_config.NumberColumn("test words")},
+    )
     show_rigour_notes(results)
     show_mdl(results, key)
     downloads(results, fig, stem, key)
@@ -276,8 +319,12 @@ def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
     else:
         st.session_state["probe_layers"] = [x for x in chosen if x in options]
     st.session_state["_probe_layer_options"] = options
-    return column.multiselect("Layers", options, key="probe_layers",
-                              help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).")  # fmt: skip
+    return column.multiselect(
+        "Layers",
+        options,
+        key="probe_layers",
+        help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).",
+    )
 
 
 def probe_settings(encoders: dict):
@@ -298,13 +345,29 @@ def probe_settings(encoders: dict):
     n_train = train_size_widget(c, cap, presets)
     with st.expander("Evaluation"):
         eval_presets = config.limits().eval_sizes
-        n_eval = st.selectbox(
-            "Dev and test sentences (0 = all)", list(eval_presets),
-            key=persist("probe_eval", list(eval_presets)[0], "eval", int, list(eval_presets).__contains__),
-            help="Fewer makes runs faster and the intervals wider.",
-        ) if eval_presets else st.number_input("Dev and test sentences (0 = all)", min_value=0, max_value=100_000,
-                                 step=100, key=persist("probe_eval", 0, "eval", int, lambda n: 0 <= n <= 100_000),
-                                 help="Fewer makes runs faster and the intervals wider.")  # fmt: skip
+        n_eval = (
+            st.selectbox(
+                "Dev and test sentences (0 = all)",
+                list(eval_presets),
+                key=persist(
+                    "probe_eval",
+                    list(eval_presets)[0],
+                    "eval",
+                    int,
+                    list(eval_presets).__contains__,
+                ),
+                help="Fewer makes runs faster and the intervals wider.",
+            )
+            if eval_presets
+            else st.number_input(
+                "Dev and test sentences (0 = all)",
+                min_value=0,
+                max_value=100_000,
+                step=100,
+                key=persist("probe_eval", 0, "eval", int, lambda n: 0 <= n <= 100_000),
+                help="Fewer makes runs faster and the intervals wider.",
+            )
+        )
     if not layers:
         st.info("Pick at least one layer.")
         st.stop()
@@ -316,16 +379,26 @@ def train_size_widget(column, cap: int, presets) -> int:
     default = min(DEFAULT_MAX_TRAIN_SENTENCES, cap)
     if presets:
         n_train = column.select_slider(
-            "Training sentences", options=list(presets),
-            key=persist("probe_train", snap_to_preset(default, presets), "train", int, list(presets).__contains__),
+            "Training sentences",
+            options=list(presets),
+            key=persist(
+                "probe_train",
+                snap_to_preset(default, presets),
+                "train",
+                int,
+                list(presets).__contains__,
+            ),
             help="A fixed seeded sample of the training split (the shared demo offers these sizes only).",
-        )  # fmt: skip
+        )
     else:
         n_train = column.slider(
-            "Training sentences", min_value=MIN_TRAIN, max_value=cap, step=10,
+            "Training sentences",
+            min_value=MIN_TRAIN,
+            max_value=cap,
+            step=10,
             key=persist("probe_train", default, "train", int, lambda v: MIN_TRAIN <= v <= cap),
             help=f"A fixed seeded sample of the training split (at most {cap:,} here).",
-        )  # fmt: skip
+        )
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
     return snap_to_preset(n_train, presets)  # a value set around the widget
 
@@ -358,10 +431,14 @@ def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval
     mine = tuple(x for x in sorted(layers) if x <= top)
     n_eval = int(n_eval) or None
     return ProbeSettings(
-        model=name, task=task.name, dataset=task.default_dataset,
+        model=name,
+        task=task.name,
+        dataset=task.default_dataset,
         layers=None if mine == tuple(range(top + 1)) else mine,
-        max_train_sentences=n_train, max_dev_sentences=n_eval, max_test_sentences=n_eval,
-    )  # fmt: skip
+        max_train_sentences=n_train,
+        max_dev_sentences=n_eval,
+        max_test_sentences=n_eval,
+    )
 
 
 def stored_results(encoders: dict, configs: dict[str, ProbeSettings], task):
@@ -389,27 +466,51 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
     :func:`probing.probes.store.find_stored` found, in words."""
     found = find_stored(cfg, encoder, read=read_results, results_dir=RESULTS_DIR)
     if found is None:
-        return None, False, (f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
-                             "with these settings; press Run (features are cached on disk, so only the "
-                             "first run extracts them).", None)  # fmt: skip
+        return (
+            None,
+            False,
+            (
+                f"**{name}**: nothing computed yet for {TASK_LABELS.get(task.name, task.name)} "
+                "with these settings; press Run (features are cached on disk, so only the "
+                "first run extracts them).",
+                None,
+            ),
+        )
     res = found.results
     if found.made_in_app:
         t = res.meta.timing_s
-        return res, True, (f"**{name}**: run in this app with these settings "
-                           f"({res.meta.n_train_sentences or '?'} training sentences; "
-                           f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).", None)  # fmt: skip
+        return (
+            res,
+            True,
+            (
+                f"**{name}**: run in this app with these settings "
+                f"({res.meta.n_train_sentences or '?'} training sentences; "
+                f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).",
+                None,
+            ),
+        )
     if found.current:
-        return res, True, (f"**{name}**: precomputed results (`results/{found.path.name}`), made with",
-                           res.meta.command)  # fmt: skip
+        return (
+            res,
+            True,
+            (
+                f"**{name}**: precomputed results (`results/{found.path.name}`), made with",
+                res.meta.command,
+            ),
+        )
     n_pre = res.meta.max_train_sentences
     layers_pre = res.meta.layers
     all_layers = list(range(encoder.info.n_layers + 1))
     note = (
         f"**{name}**: precomputed results (`results/{found.path.name}`) with other settings "
         f"({'all' if n_pre is None else n_pre} training sentences, "
-        + ("all layers" if layers_pre == all_layers else f"layers {', '.join(map(str, layers_pre))}")
+        + (
+            "all layers"
+            if layers_pre == all_layers
+            else f"layers {', '.join(map(str, layers_pre))}"
+        )
         + ", all dev/test sentences); press Run for yours. Made with"
-    )  # fmt: skip
+    )
     return res, False, (note, res.meta.command)
 
 
@@ -428,21 +529,32 @@ def run_estimate(encoders: dict, configs: dict[str, ProbeSettings], label: str) 
             continue
         measured = measured or est.measured
         if est.from_last_run:
-            cached = ("; features cached" if not est.extract_s else
-                      f", plus {_duration(est.extract_s)} extracting again (features no longer cached)")  # fmt: skip
-            parts.append(f"{name}: ~{_duration(est.seconds)}, as its last run of these settings "
-                         f"fitted{cached}")  # fmt: skip
+            cached = (
+                "; features cached"
+                if not est.extract_s
+                else f", plus {_duration(est.extract_s)} extracting again (features no longer cached)"
+            )
+            parts.append(
+                f"{name}: ~{_duration(est.seconds)}, as its last run of these settings "
+                f"fitted{cached}"
+            )
         else:
             todo = ", ".join(f"{split} {n:,}" for split, n in est.to_encode.items())
-            extract = (f"{_duration(est.extract_s)} extracting ({todo} sentences) + "
-                       if est.extract_s else "features cached, ")  # fmt: skip
+            extract = (
+                f"{_duration(est.extract_s)} extracting ({todo} sentences) + "
+                if est.extract_s
+                else "features cached, "
+            )
             parts.append(f"{name}: {extract}{_duration(est.fit_s)} fitting")
         total += est.seconds
     # The costs were measured on an idle machine: a busy one (other sessions, other jobs)
     # takes longer, by about its load per core.
     factor = run_cost.load_factor() if measured else 1.0
-    head = (f"**{label}** takes about {_duration(total * factor)}" if total
-            else f"**{label}**: time unknown")  # fmt: skip
+    head = (
+        f"**{label}** takes about {_duration(total * factor)}"
+        if total
+        else f"**{label}**: time unknown"
+    )
     if total and unknown:
         head += " plus the unmeasured model"
     source = ", from run times measured on 2 CPU cores (idle)" if measured else ""
@@ -478,24 +590,40 @@ def run_section(
     running = background.get(run_key)
     if running is None:
         st.caption(run_estimate(encoders, {n: configs[n] for n in to_run}, label))
-    keep = st.toggle("Keep running if I close this tab", value=not config.demo_mode(),
-                     key="probe_keep", disabled=running is not None,
-                     help="The run then goes on without this tab (within the server's job "
-                     "budget); open the Probing page with the same settings to see it.")  # fmt: skip
-    clicked = st.button(label, type="primary", key="probe_run", disabled=running is not None,
-                        help="Extract features (cached on disk) and fit the probes with the settings above."
-                        " The run goes on if you change page.")  # fmt: skip
+    keep = st.toggle(
+        "Keep running if I close this tab",
+        value=not config.demo_mode(),
+        key="probe_keep",
+        disabled=running is not None,
+        help="The run then goes on without this tab (within the server's job "
+        "budget); open the Probing page with the same settings to see it.",
+    )
+    clicked = st.button(
+        label,
+        type="primary",
+        key="probe_run",
+        disabled=running is not None,
+        help="Extract features (cached on disk) and fit the probes with the settings above."
+        " The run goes on if you change page.",
+    )
     if clicked and running is None:
         st.session_state["_probe_error"] = None
         jobs = {n: configs[n] for n in to_run}
-        background.start(key, "Probing", lambda sink: probe_models(encoders, jobs, sink),
-                         detached=keep, shared_key=shared)  # fmt: skip
+        background.start(
+            key,
+            "Probing",
+            lambda sink: probe_models(encoders, jobs, sink),
+            detached=keep,
+            shared_key=shared,
+        )
         run_key, running = key, background.get(key)
     if running is not None:
         note = "" if clicked else "Your probe run is still going; it goes on if you change page."
         if run_key == shared:
-            note = ("A run of these settings, started earlier (from a tab since closed), is still "
-                    "going; its results appear here when it ends.")  # fmt: skip
+            note = (
+                "A run of these settings, started earlier (from a tab since closed), is still "
+                "going; its results appear here when it ends."
+            )
         background.show_progress(run_key, note)
 
 
@@ -548,8 +676,12 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
         "first sentences) are encoded. Probes choose their regularisation on 10 % of the training "
         "words."
     )
-    upload = st.file_uploader("CoNLL-U file", type=["conllu", "conll", "txt"], key="probe_upload",
-                              max_upload_size=max(1, math.ceil(max_mb)))  # fmt: skip
+    upload = st.file_uploader(
+        "CoNLL-U file",
+        type=["conllu", "conll", "txt"],
+        key="probe_upload",
+        max_upload_size=max(1, math.ceil(max_mb)),
+    )
     if upload is None:
         return
     sentences = None
@@ -559,26 +691,43 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
     if not sentences:
         return
     n_test = len(sentences) // TEST_EVERY
-    st.markdown(f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
-                f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
-                f"(at most {n_train:,} used), {n_test:,} to test.")  # fmt: skip
+    st.markdown(
+        f"**{md_text(upload.name)}**: {len(sentences):,} sentences, "
+        f"{sum(len(s) for s in sentences):,} words → {len(sentences) - n_test:,} to train "
+        f"(at most {n_train:,} used), {n_test:,} to test."
+    )
     digest = hashlib.sha256(data).hexdigest()[:16]
     key = (digest, tuple(configs), tuple(sorted(layers)), n_train)
     done: dict = st.session_state.setdefault("probe_upload_results", {})
-    up_task = st.selectbox("Task on the upload", list(upload_module.UPLOAD_TASKS),
-                           format_func=upload_task_label, key="probe_upload_task")  # fmt: skip
+    up_task = st.selectbox(
+        "Task on the upload",
+        list(upload_module.UPLOAD_TASKS),
+        format_func=upload_task_label,
+        key="probe_upload_task",
+    )
     key = (*key, up_task)
-    if st.button(f"Probe {upload_task_name(up_task)} on {md_text(upload.name)}",
-                 key="probe_upload_run", type="primary"):  # fmt: skip
+    if st.button(
+        f"Probe {upload_task_name(up_task)} on {md_text(upload.name)}",
+        key="probe_upload_run",
+        type="primary",
+    ):
         bar = st.progress(0.0, text="Waiting for a free slot…")
         with friendly_errors("Probing the upload"), heavy_job("Probing"):
             runs = []
             for i, name in enumerate(configs):
                 enc = encoders[name]
                 mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
-                runs.append(upload_module.probe_upload(enc, sentences, layers=mine, max_train_sentences=n_train,
-                                                       progress=progress_callback(bar, name, i, len(configs)),
-                                                       name=upload.name, task=up_task))  # fmt: skip
+                runs.append(
+                    upload_module.probe_upload(
+                        enc,
+                        sentences,
+                        layers=mine,
+                        max_train_sentences=n_train,
+                        progress=progress_callback(bar, name, i, len(configs)),
+                        name=upload.name,
+                        task=up_task,
+                    )
+                )
             done.clear()  # keep one upload's results per session, not every one tried
             done[key] = runs
         bar.empty()

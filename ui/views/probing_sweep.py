@@ -36,14 +36,19 @@ def pick_folder() -> Path | None:
     """A committed sweep from the list, or (outside the demo) a typed folder."""
     sweeps = committed_sweeps()
     if not config.demo_mode():
-        typed = st.text_input("Sweep folder", key="sweep_folder", placeholder="sweeps/example",
-                              help="The `out` folder of `python -m probing sweep SPEC`.")  # fmt: skip
+        typed = st.text_input(
+            "Sweep folder",
+            key="sweep_folder",
+            placeholder="sweeps/example",
+            help="The `out` folder of `python -m probing sweep SPEC`.",
+        )
         if typed.strip():
             return Path(typed.strip()).expanduser()
     if not sweeps:
         return None
-    return st.selectbox("Sweep under results/", sweeps, format_func=lambda p: p.name,
-                        index=None, key="sweep_pick")  # fmt: skip
+    return st.selectbox(
+        "Sweep under results/", sweeps, format_func=lambda p: p.name, index=None, key="sweep_pick"
+    )
 
 
 def render(
@@ -52,9 +57,11 @@ def render(
 ) -> None:
     """The section: folder, then task and seed, then the page's usual results view."""
     st.subheader("A sweep: models × tasks × seeds")
-    st.caption("`python -m probing sweep SPEC` fits every (model, task, seed, layer) of a grid, "
-               "here or on a Ray cluster (see docs/scaling.md), and writes one folder; open it "
-               "here to see its curves as for a single run.")  # fmt: skip
+    st.caption(
+        "`python -m probing sweep SPEC` fits every (model, task, seed, layer) of a grid, "
+        "here or on a Ray cluster (see docs/scaling.md), and writes one folder; open it "
+        "here to see its curves as for a single run."
+    )
     folder = pick_folder()
     if folder is None:
         return
@@ -67,14 +74,17 @@ def render(
         return
     pairs = list(dict.fromkeys((r.task, r.dataset) for r in runs))
     a, b = st.columns(2)
-    task, dataset = a.selectbox("Task", pairs, format_func=lambda p: f"{p[0]} · {p[1]}",
-                                key="sweep_task")  # fmt: skip
+    task, dataset = a.selectbox(
+        "Task", pairs, format_func=lambda p: f"{p[0]} · {p[1]}", key="sweep_task"
+    )
     seeds = sorted({r.meta.seed or 0 for r in runs if (r.task, r.dataset) == (task, dataset)})
     seed = b.selectbox("Seed", seeds, key="sweep_seed")
     chosen = [r for r in runs if (r.task, r.dataset, r.meta.seed or 0) == (task, dataset, seed)]
     n_cells = sum(len(r.meta.layers) for r in runs)
-    st.markdown(f"**{folder.name}**: {len(runs)} runs, {n_cells} cells finished; "
-                f"showing {task} on {dataset}, seed {seed}, {len(chosen)} model(s).")  # fmt: skip
+    st.markdown(
+        f"**{folder.name}**: {len(runs)} runs, {n_cells} cells finished; "
+        f"showing {task} on {dataset}, seed {seed}, {len(chosen)} model(s)."
+    )
     stem = f"{folder.name}__{task}__{dataset}__seed{seed}"
     with friendly_errors("Drawing the sweep"):
         show_results(chosen, stem, "sweep")

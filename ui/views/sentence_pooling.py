@@ -48,8 +48,10 @@ def kept_note(n_typed: int, models: list[str], name: str) -> None:
     if n_typed > MAX_SENTENCES:
         notes.append(f"Only the first {MAX_SENTENCES} of your {n_typed} sentences are used.")
     if len(models) > 1:
-        notes.append(f"This section shows the first picked model, {name}; "
-                     f"{', '.join(models[1:])} is left out here.")  # fmt: skip
+        notes.append(
+            f"This section shows the first picked model, {name}; "
+            f"{', '.join(models[1:])} is left out here."
+        )
     if notes:
         st.info(" ".join(notes))
 
@@ -63,10 +65,12 @@ def render(models: list[str]) -> None:
         "each piece in that layer. Each matrix is the cosine similarity between your sentences."
     )
     text = st.text_area(
-        "Sentences, one per line", key=persist("pool_sentences", EXAMPLE, "pool_sentences"),
-        height=120, max_chars=config.limits().max_chars,
+        "Sentences, one per line",
+        key=persist("pool_sentences", EXAMPLE, "pool_sentences"),
+        height=120,
+        max_chars=config.limits().max_chars,
         help=f"The first {MAX_SENTENCES} non-empty lines are used.",
-    )  # fmt: skip
+    )
     typed = [s.strip() for s in text.splitlines() if s.strip()]
     sentences = typed[:MAX_SENTENCES]
     if len(sentences) < 2:
@@ -84,9 +88,13 @@ def render(models: list[str]) -> None:
         n_layers = next(iter(sims.values())).shape[0]
         names = encoder.info.layer_names or tuple(str(i) for i in range(n_layers))
         layer = st.select_slider(
-            "Layer", options=list(range(n_layers)), format_func=lambda i: names[i],
-            key=persist("pool_layer", n_layers - 1, "pool_layer", int, range(n_layers).__contains__),
-        )  # fmt: skip
+            "Layer",
+            options=list(range(n_layers)),
+            format_func=lambda i: names[i],
+            key=persist(
+                "pool_layer", n_layers - 1, "pool_layer", int, range(n_layers).__contains__
+            ),
+        )
         # Two per row: four side by side left each map ~60 px wide with its labels clipped.
         cols = [c for _ in range(0, len(sims), 2) for c in st.columns(2)]
         for col, (strategy, mats) in zip(cols, sims.items(), strict=False):

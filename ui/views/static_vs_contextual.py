@@ -88,8 +88,12 @@ def neighbours(
     model: str, text: str, target: str, picks: tuple[int, ...], skip_target: bool, data: str
 ) -> pd.DataFrame:
     encoder = load_model(model)
-    return nearest_neighbours(comparison(model, text, target, picks), ud_vocabulary(encoder), k=5,
-                              exclude=[target.strip()] if skip_target else [])  # fmt: skip
+    return nearest_neighbours(
+        comparison(model, text, target, picks),
+        ud_vocabulary(encoder),
+        k=5,
+        exclude=[target.strip()] if skip_target else [],
+    )
 
 
 SEMCOR_POOL = 3000 if config.demo_mode() else 8000
@@ -101,8 +105,12 @@ def semcor_neighbours(
 ) -> pd.DataFrame:
     """Nearest sense-tagged SemCor occurrences (cached per input and data folder)."""
     pool = semcor_vocabulary(load_model(model), SEMCOR_POOL)
-    return sense_neighbours(comparison(model, text, target, picks), pool, k=5,
-                            exclude=[target.strip()] if skip_target else [])  # fmt: skip
+    return sense_neighbours(
+        comparison(model, text, target, picks),
+        pool,
+        k=5,
+        exclude=[target.strip()] if skip_target else [],
+    )
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -122,10 +130,16 @@ def sense_map(
     proj = lemma_projection(encoder, occ, layer, method)
     labels, user = encode_user_occurrences(encoder, split_lines(user_text), occ.forms)
     return {
-        "coords": proj.coords, "seconds": proj.seconds, "senses": occ.senses, "glosses": occ.glosses,
-        "contexts": occ.contexts(), "user_coords": None if user is None else proj.transform(user.space(layer)),
-        "user_labels": labels, "n_found": occ.n_found, "dropped": occ.dropped,
-    }  # fmt: skip
+        "coords": proj.coords,
+        "seconds": proj.seconds,
+        "senses": occ.senses,
+        "glosses": occ.glosses,
+        "contexts": occ.contexts(),
+        "user_coords": None if user is None else proj.transform(user.space(layer)),
+        "user_labels": labels,
+        "n_found": occ.n_found,
+        "dropped": occ.dropped,
+    }
 
 
 @st.cache_resource(show_spinner=False)
@@ -168,8 +182,13 @@ def render() -> None:
     )
     encoders = picked_encoders()
     models = list(encoders)
-    view = st.radio("Analysis", VIEWS, horizontal=True, label_visibility="collapsed",
-                    key=persist("sc_view", VIEWS[0], "view", valid=one_of(VIEWS)))  # fmt: skip
+    view = st.radio(
+        "Analysis",
+        VIEWS,
+        horizontal=True,
+        label_visibility="collapsed",
+        key=persist("sc_view", VIEWS[0], "view", valid=one_of(VIEWS)),
+    )
     if view == VIEWS[0]:
         compare_section(models)
     elif view == VIEWS[1]:
@@ -213,11 +232,18 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
         help="End a line with “| label” to say which sense it uses (e.g. “| river”): pairs "
         "then count as same-sense or different-sense.",
     )
-    left.button("SemCor sentences of the target, with their senses", on_click=fill_semcor,
-                key="sc_semcor", help="Three SemCor sentences for each of its two most frequent noun senses.")  # fmt: skip
+    left.button(
+        "SemCor sentences of the target, with their senses",
+        on_click=fill_semcor,
+        key="sc_semcor",
+        help="Three SemCor sentences for each of its two most frequent noun senses.",
+    )
     text, labels = split_sense_labels(text)
-    target = right.text_input("Target word", key=persist("sc_target", "bank", "target"),
-                              help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.")  # fmt: skip
+    target = right.text_input(
+        "Target word",
+        key=persist("sc_target", "bank", "target"),
+        help="Every whole-word occurrence, case-insensitive: 'bank' matches 'Bank', not 'banks'.",
+    )
     found = None
     with friendly_errors("Finding the occurrences"):
         if len(split_lines(text)) > config.limits().max_sentences:
@@ -230,9 +256,12 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
     # (overwriting them with the names made every pair a "different senses" pair).
     names = [occurrence_name(o.label(words[o.sentence]), labels, o.sentence) for o in found]
     picks = st.multiselect(
-        "Occurrences to compare", range(len(found)), default=list(range(min(len(found), 10))),
-        format_func=lambda i: names[i], key=f"sc_picks_{hash((text, target))}",
-    )  # fmt: skip
+        "Occurrences to compare",
+        range(len(found)),
+        default=list(range(min(len(found), 10))),
+        format_func=lambda i: names[i],
+        key=f"sc_picks_{hash((text, target))}",
+    )
     if len(picks) < 2:
         st.warning("Pick at least two occurrences to compare.")
         st.stop()
@@ -307,23 +336,29 @@ def similarity_curves(
     st.caption(
         "; ".join(notes) + ". A static vector is the same for every occurrence of a word type, so "
         "its similarity is 1 (a cased model's 'Bank' and 'bank' are two types). "
-        + ("The models differ in depth, so x is relative depth (layer ÷ number of layers): "
-           "the same fraction of the way up lines up across models; hover for the real layer."
-           if by_depth([c.pair_table() for c in comps]) else "Layer 0 is the model's input layer.")
-    )  # fmt: skip
+        + (
+            "The models differ in depth, so x is relative depth (layer ÷ number of layers): "
+            "the same fraction of the way up lines up across models; hover for the real layer."
+            if by_depth([c.pair_table() for c in comps])
+            else "Layer 0 is the model's input layer."
+        )
+    )
 
 
 def sense_pairs_note(table: pd.DataFrame, n_pairs: int) -> str:
     """How the typed sense labels split the pairs (or how to label them)."""
     if not len(table):
-        return ("No sense labels, so pairs are not split by sense: end a line with “| river” "
-                "or “| money” (or press the SemCor button) to compare same-sense with "
-                "different-sense pairs.")  # fmt: skip
+        return (
+            "No sense labels, so pairs are not split by sense: end a line with “| river” "
+            "or “| money” (or press the SemCor button) to compare same-sense with "
+            "different-sense pairs."
+        )
     counts = table.groupby("relation")["n_pairs"].first()
     same, diff = int(counts.get(SAME, 0)), int(counts.get(DIFFERENT, 0))
     left = n_pairs - same - diff
-    return (f"From your labels: {same} same-sense and {diff} different-sense pairs"
-            + (f"; {left} pairs with an unlabelled occurrence left out." if left else "."))  # fmt: skip
+    return f"From your labels: {same} same-sense and {diff} different-sense pairs" + (
+        f"; {left} pairs with an unlabelled occurrence left out." if left else "."
+    )
 
 
 def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
@@ -340,11 +375,20 @@ def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
             int,
             one_of(options),
         )
-        k = col.select_slider("Layer", options=options, format_func=lambda k, c=c: layer_label(c.layer_names, k), key=key)  # fmt: skip
+        k = col.select_slider(
+            "Layer",
+            options=options,
+            format_func=lambda k, c=c: layer_label(c.layer_names, k),
+            key=key,
+        )
         col.plotly_chart(occurrence_heatmap_figure(c, k), key=f"sc_heatmap_{c.model}")
     with cols[-1] if len(comps) == 1 else st.expander("Occurrences"):
-        st.markdown("\n".join(f"- **{short}**: {lab.split(': ', 1)[1]}" for short, lab in
-                              zip(comps[0].short_labels, comps[0].labels, strict=True)))  # fmt: skip
+        st.markdown(
+            "\n".join(
+                f"- **{short}**: {lab.split(': ', 1)[1]}"
+                for short, lab in zip(comps[0].short_labels, comps[0].labels, strict=True)
+            )
+        )
 
 
 def neighbours_section(models: list[str], text: str, target: str, picks: list[int]) -> None:
@@ -353,22 +397,33 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
     a, b, c = st.columns([2, 2, 3])
     pools = ["SemCor (sense-tagged)", "UD-EWT"]
     semcor = (
-        c.radio("Among", pools, horizontal=True, key=persist("sc_nn_pool", pools[0], "pool", valid=one_of(pools)))
+        c.radio(
+            "Among",
+            pools,
+            horizontal=True,
+            key=persist("sc_nn_pool", pools[0], "pool", valid=one_of(pools)),
+        )
         != "UD-EWT"
-    )  # fmt: skip
+    )
     st.caption(
-        (f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
-         "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
-         "model and data, then kept on disk; the first time takes a minute). Each word and sense appears once "
-         "with its best cosine." if semcor else
-         "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
-         "UD-EWT train (encoded once per model and server). Each word appears once with its "
-         "best cosine.") + " The CSV also has each neighbour's context."
-    )  # fmt: skip
-    skip_target = b.toggle(f"Leave out *{target.strip()}* itself",
-                           key=persist("sc_nn_skip_semcor" if semcor else "sc_nn_skip", not semcor, "skip", as_bool),
-                           help="Its other occurrences in the corpus would otherwise top every list; "
-                           "with senses shown they tell which sense each layer sides with.")  # fmt: skip
+        (
+            f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
+            "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
+            "model and data, then kept on disk; the first time takes a minute). Each word and sense appears once "
+            "with its best cosine."
+            if semcor
+            else "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
+            "UD-EWT train (encoded once per model and server). Each word appears once with its "
+            "best cosine."
+        )
+        + " The CSV also has each neighbour's context."
+    )
+    skip_target = b.toggle(
+        f"Leave out *{target.strip()}* itself",
+        key=persist("sc_nn_skip_semcor" if semcor else "sc_nn_skip", not semcor, "skip", as_bool),
+        help="Its other occurrences in the corpus would otherwise top every list; "
+        "with senses shown they tell which sense each layer sides with.",
+    )
     if not a.toggle("Show nearest neighbours", key=persist("sc_nn", True, "neighbours", as_bool)):
         return
     find = semcor_neighbours if semcor else neighbours
@@ -376,8 +431,11 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
         if semcor:
             semcor_pool_with_progress(m)
         table = None
-        with friendly_errors("Finding nearest neighbours"), heavy_job("Nearest neighbours"), \
-                st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"):  # fmt: skip
+        with (
+            friendly_errors("Finding nearest neighbours"),
+            heavy_job("Nearest neighbours"),
+            st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"),
+        ):
             table = find(m, text, target, tuple(sorted(picks)), skip_target, data_key())
         if table is not None:
             neighbour_table(table, m, several=len(models) > 1)
@@ -389,8 +447,11 @@ def semcor_pool_with_progress(model: str) -> None:
     slot = st.empty()
 
     def show(done: int, total: int) -> None:
-        slot.progress(done / max(total, 1), text=f"Encoding the SemCor neighbour pool for {model} "
-                      f"(once; kept on disk): {done:,}/{total:,} sentences")  # fmt: skip
+        slot.progress(
+            done / max(total, 1),
+            text=f"Encoding the SemCor neighbour pool for {model} "
+            f"(once; kept on disk): {done:,}/{total:,} sentences",
+        )
 
     with friendly_errors("Building the SemCor neighbour pool"), heavy_job("Neighbour pool"):
         semcor_vocabulary(load_model(model), SEMCOR_POOL, progress=show)
@@ -403,14 +464,21 @@ def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
     if "gloss" in table:  # the neighbour's sense, readably
         cell += table["gloss"].map(lambda g: f" ({short_gloss(g, 28)})" if g else "")
     table = table.assign(cell=cell)
-    wide = (table.groupby(["layer", "layer_name", "occurrence"], sort=False)["cell"]
-            .agg(" · ".join).unstack("occurrence"))  # fmt: skip
+    wide = (
+        table.groupby(["layer", "layer_name", "occurrence"], sort=False)["cell"]
+        .agg(" · ".join)
+        .unstack("occurrence")
+    )
     wide.index = [name for _, name in wide.index]
     if several:
         st.markdown(f"**{model}**")
     st.dataframe(wide, width="stretch")
-    st.download_button("CSV", table.drop(columns="cell").to_csv(index=False),
-                       file_name=f"neighbours_{model.replace('/', '_')}.csv", key=f"sc_nn_csv_{model}")  # fmt: skip
+    st.download_button(
+        "CSV",
+        table.drop(columns="cell").to_csv(index=False),
+        file_name=f"neighbours_{model.replace('/', '_')}.csv",
+        key=f"sc_nn_csv_{model}",
+    )
 
 
 # -- sense geometry --------------------------------------------------------------------------
@@ -419,25 +487,44 @@ def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
 def sense_inputs() -> tuple[str, str, str, int, str]:
     """Lemma, part of speech, map method, occurrence cap and the user's own sentences."""
     a, b, c, d = st.columns([2, 1, 1, 1])
-    lemma = a.text_input("Lemma (SemCor)", key=persist("sc_lemma", "bank", "lemma"),
-                         help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS))  # fmt: skip
+    lemma = a.text_input(
+        "Lemma (SemCor)",
+        key=persist("sc_lemma", "bank", "lemma"),
+        help="Suggestions: " + ", ".join(f"{w} ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS),
+    )
     pos = b.selectbox(
         "Part of speech",
         list(POS_NAMES),
         format_func=POS_NAMES.get,
         key=persist("sc_pos", "n", "pos", valid=one_of(POS_NAMES)),
     )
-    method = c.radio("Map", ["PCA", "UMAP"], horizontal=True,
-                     key=persist("sc_method", "PCA", "map", valid=one_of(["PCA", "UMAP"])),
-                     help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
-                          "use per server also compiles it).").lower()  # fmt: skip
+    method = c.radio(
+        "Map",
+        ["PCA", "UMAP"],
+        horizontal=True,
+        key=persist("sc_method", "PCA", "map", valid=one_of(["PCA", "UMAP"])),
+        help="PCA is linear and instant; UMAP keeps neighbourhoods (seconds; the first "
+        "use per server also compiles it).",
+    ).lower()
     top = config.limits().max_lemma_occurrences
-    cap = d.number_input("Max occurrences", 20, top, step=50,
-                         key=persist("sc_cap", 300, "cap", int, lambda n: 20 <= n <= top))  # fmt: skip
-    st.caption("Try " + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
-               + ". Senses seen fewer than twice are left out.")  # fmt: skip
-    user_text = st.text_area("Your sentences, placed into the same map (★)", height=100,
-                             max_chars=config.limits().max_chars, key=persist("sc_user_text", DEFAULT_TEXT, "map_sentences"))  # fmt: skip
+    cap = d.number_input(
+        "Max occurrences",
+        20,
+        top,
+        step=50,
+        key=persist("sc_cap", 300, "cap", int, lambda n: 20 <= n <= top),
+    )
+    st.caption(
+        "Try "
+        + ", ".join(f"*{w}* ({POS_NAMES[p]})" for w, p in SUGGESTED_LEMMAS)
+        + ". Senses seen fewer than twice are left out."
+    )
+    user_text = st.text_area(
+        "Your sentences, placed into the same map (★)",
+        height=100,
+        max_chars=config.limits().max_chars,
+        key=persist("sc_user_text", DEFAULT_TEXT, "map_sentences"),
+    )
     return lemma, pos, method, int(cap), user_text
 
 
@@ -445,8 +532,11 @@ def sense_section(models: list[str]) -> None:
     """A lemma's SemCor occurrences: a map per model at one layer, separability per layer."""
     lemma, pos, method, cap, user_text = sense_inputs()
     tables = []
-    with friendly_errors("Collecting the lemma's occurrences"), heavy_job("Sense geometry"), \
-            st.spinner("Reading SemCor and encoding the lemma's sentences…"):  # fmt: skip
+    with (
+        friendly_errors("Collecting the lemma's occurrences"),
+        heavy_job("Sense geometry"),
+        st.spinner("Reading SemCor and encoding the lemma's sentences…"),
+    ):
         tables = [sense_table(m, lemma, pos, cap, data_key()) for m in models]
     if not tables:
         st.stop()
@@ -454,10 +544,12 @@ def sense_section(models: list[str]) -> None:
     layer_names = tables[0].set_index("layer")["layer_name"].to_dict()
     options = [STATIC, *range(n_layers[models[0]] + 1)]
     layer = st.select_slider(
-        "Layer", options=options, format_func=lambda k: layer_label(layer_names, k),
+        "Layer",
+        options=options,
+        format_func=lambda k: layer_label(layer_names, k),
         key=persist("sc_sense_layer", n_layers[models[0]], "sense_layer", int, one_of(options)),
         help="With two models of different depth, the second shows the same relative depth.",
-    )  # fmt: skip
+    )
     for col, m in zip(st.columns(len(models)), models, strict=True):
         k = (
             layer
@@ -484,10 +576,18 @@ def sense_map_panel(
     if points is None:
         return
     name = "static" if k == STATIC else f"layer {k}"
-    st.plotly_chart(sense_map_figure(
-        points["coords"], points["senses"], points["glosses"], points["contexts"],
-        points["user_coords"], points["user_labels"], title=f"{m}: {lemma} ({POS_NAMES[pos]}), {name}, {method.upper()}",
-    ), key=f"sc_map_{m}")  # fmt: skip
+    st.plotly_chart(
+        sense_map_figure(
+            points["coords"],
+            points["senses"],
+            points["glosses"],
+            points["contexts"],
+            points["user_coords"],
+            points["user_labels"],
+            title=f"{m}: {lemma} ({POS_NAMES[pos]}), {name}, {method.upper()}",
+        ),
+        key=f"sc_map_{m}",
+    )
     dropped = ", ".join(f"{s} ×{n}" for s, n in points["dropped"].items())
     st.caption(
         f"{len(points['senses'])} of {points['n_found']} SemCor occurrences"
@@ -495,7 +595,7 @@ def sense_map_panel(
         + f". {method.upper()} fit {points['seconds']:.2f} s"
         + (f"; UMAP compiled first in {warm:.1f} s (once per server)" if warm else "")
         + ("" if points["user_coords"] is not None else f". None of your sentences uses *{lemma}*.")
-    )  # fmt: skip
+    )
 
 
 def separability_section(tables: list[pd.DataFrame], lemma: str, pos: str, cap: int) -> None:
@@ -507,8 +607,15 @@ def separability_section(tables: list[pd.DataFrame], lemma: str, pos: str, cap: 
     if glove is not None:
         with friendly_errors("Scoring the static vectors"):
             occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
-            table = pd.concat([table, pd.DataFrame([external_separability(glove, occ, os.path.basename(glove.source))])],
-                              ignore_index=True)  # fmt: skip
+            table = pd.concat(
+                [
+                    table,
+                    pd.DataFrame(
+                        [external_separability(glove, occ, os.path.basename(glove.source))]
+                    ),
+                ],
+                ignore_index=True,
+            )
     st.dataframe(table.drop(columns=["depth"]).round(3), width="stretch", hide_index=True)
     st.caption(
         "1-NN accuracy: each occurrence gets the sense of its most similar other occurrence "
@@ -535,8 +642,11 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         "occurrences; below, each metric minus its baseline."
     )
     a, b = st.columns([1, 1])
-    dataset = a.selectbox("Corpus", corpus_names(),
-                          key=persist("sc_ctx_data", corpus_names()[0], "corpus", valid=one_of(corpus_names())))  # fmt: skip
+    dataset = a.selectbox(
+        "Corpus",
+        corpus_names(),
+        key=persist("sc_ctx_data", corpus_names()[0], "corpus", valid=one_of(corpus_names())),
+    )
     n = int(
         b.number_input(
             "Sentences (seeded sample of train)",
@@ -549,7 +659,7 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
                 "n",
                 int,
                 lambda n: 20 <= n <= config.limits().max_contextuality_sentences,
-            ),  # fmt: skip
+            ),
         )
     )
     results = corpus_results()
@@ -558,9 +668,14 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
             bar = st.progress(0.0, text=f"{m}: encoding…")
             with friendly_errors("Computing contextuality"), heavy_job("Contextuality"):
                 results[(m, dataset, n)] = corpus_contextuality(
-                    encoders[m], dataset, "train", n,
-                    progress=lambda done, total, m=m, bar=bar: bar.progress(done / total, text=f"{m}: {done}/{total} sentences"),
-                )  # fmt: skip
+                    encoders[m],
+                    dataset,
+                    "train",
+                    n,
+                    progress=lambda done, total, m=m, bar=bar: bar.progress(
+                        done / total, text=f"{m}: {done}/{total} sentences"
+                    ),
+                )
             bar.empty()
     tables = [results[(m, dataset, n)] for m in models if (m, dataset, n) in results]
     if not tables:
@@ -588,12 +703,17 @@ def static_vectors_section() -> None:
         "this machine; they then also appear in the sense-geometry table."
     )
     if config.demo_mode():
-        st.info("The shared demo does not read files from the server; run ContextLens locally "
-                "to load GloVe or word2vec vectors.")  # fmt: skip
+        st.info(
+            "The shared demo does not read files from the server; run ContextLens locally "
+            "to load GloVe or word2vec vectors."
+        )
         st.stop()
     a, b = st.columns([3, 1])
-    path = a.text_input("Vectors file (GloVe .txt, word2vec text .txt/.vec, optionally .gz)", key="sc_static_path",
-                        placeholder="~/data/glove.6B.300d.txt")  # fmt: skip
+    path = a.text_input(
+        "Vectors file (GloVe .txt, word2vec text .txt/.vec, optionally .gz)",
+        key="sc_static_path",
+        placeholder="~/data/glove.6B.300d.txt",
+    )
     max_words = int(
         b.number_input(
             "Read the first … words", 1000, 3_000_000, 200_000, step=50_000, key="sc_static_max"

@@ -76,16 +76,30 @@ class Run:
         s = selectivity or Estimate(nan, nan, nan, 0)
         self.rows.append(
             {
-                "model": self.model, "task": self.spec.name, "dataset": self.dataset,
-                "split": "test", "probe": probe, "layer": layer, "metric": metric,
-                "value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
-                "control": c.value, "selectivity": s.value, "n": est.n,
-                "control_ci_low": c.ci_low, "control_ci_high": c.ci_high,
-                "selectivity_ci_low": s.ci_low, "selectivity_ci_high": s.ci_high,
-                "seeds": seeds, "selected_on": selected_on,
-                "sd": est.sd, "control_sd": c.sd, "selectivity_sd": s.sd,
+                "model": self.model,
+                "task": self.spec.name,
+                "dataset": self.dataset,
+                "split": "test",
+                "probe": probe,
+                "layer": layer,
+                "metric": metric,
+                "value": est.value,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "control": c.value,
+                "selectivity": s.value,
+                "n": est.n,
+                "control_ci_low": c.ci_low,
+                "control_ci_high": c.ci_high,
+                "selectivity_ci_low": s.ci_low,
+                "selectivity_ci_high": s.ci_high,
+                "seeds": seeds,
+                "selected_on": selected_on,
+                "sd": est.sd,
+                "control_sd": c.sd,
+                "selectivity_sd": s.sd,
             }
-        )  # fmt: skip
+        )
 
     def score(
         self,
@@ -172,14 +186,20 @@ class Run:
         return out
 
     def _row(self, probe: str, layer: int | None, metric: str) -> dict:
-        return next(r for r in reversed(self.rows)
-                    if r["probe"] == probe and r["layer"] == layer and r["metric"] == metric)  # fmt: skip
+        return next(
+            r
+            for r in reversed(self.rows)
+            if r["probe"] == probe and r["layer"] == layer and r["metric"] == metric
+        )
 
     def add_summary(self, probe: str, metric: str, point: float, draws: np.ndarray) -> None:
         """A row for a summary of the per-layer scores (centre of gravity), CI from the
         paired draws."""
-        low, high = np.nanquantile(draws, [0.025, 0.975]) if np.isfinite(draws).any() else (
-            math.nan, math.nan)  # fmt: skip
+        low, high = (
+            np.nanquantile(draws, [0.025, 0.975])
+            if np.isfinite(draws).any()
+            else (math.nan, math.nan)
+        )
         self.add(probe, None, metric, Estimate(point, float(low), float(high), len(draws)))
 
     def add_best_layer(self, dev_scores: dict[int, float], metric: str) -> None:
@@ -187,14 +207,20 @@ class Run:
         if not dev_scores:
             return
         best = max(sorted(dev_scores), key=lambda layer: dev_scores[layer])
-        row = next(r for r in self.rows if r["probe"] in PER_LAYER_PROBES
-                   and r["layer"] == best and r["metric"] == metric)  # fmt: skip
+        row = next(
+            r
+            for r in self.rows
+            if r["probe"] in PER_LAYER_PROBES and r["layer"] == best and r["metric"] == metric
+        )
         self.rows.append({**row, "probe": "best_layer", "selected_on": "dev"})
         self.meta["best_layer"] = {
-            "layer": int(best), "selected_on": "dev", "metric": metric,
-            "dev": float(dev_scores[best]), "test": row["value"],
+            "layer": int(best),
+            "selected_on": "dev",
+            "metric": metric,
+            "dev": float(dev_scores[best]),
+            "test": row["value"],
             "test_ci": [row["ci_low"], row["ci_high"]],
-        }  # fmt: skip
+        }
 
     def results(self, settings: ProbeSettings, seeds: list[int], fit_s: float) -> ProbeResults:
         """The finished run as ProbeResults: its rows, centre of gravity of the headline
@@ -223,24 +249,32 @@ class Run:
             **self.meta,
         }
         return ProbeResults(
-            model=self.model, task=spec.name, dataset=self.dataset, table=table,
-            scalar_mix=self.mix, centre_of_gravity=cog, meta=meta,
-            comparisons=self.comparisons(), sentence_counts=self.counts,
-        )  # fmt: skip
+            model=self.model,
+            task=spec.name,
+            dataset=self.dataset,
+            table=table,
+            scalar_mix=self.mix,
+            centre_of_gravity=cog,
+            meta=meta,
+            comparisons=self.comparisons(),
+            sentence_counts=self.counts,
+        )
 
 
 def _per_seed_counts(metric: str, control, sent, n_sent: int, seeds) -> SentenceCounts:  # noqa: ANN001
     """Counts of control predictions whose gold labels differ per seed."""
-    parts = [SentenceCounts.from_predictions(metric, cy, [cp], sent, n_sent).counts
-             for cy, cp in control]  # fmt: skip
+    parts = [
+        SentenceCounts.from_predictions(metric, cy, [cp], sent, n_sent).counts for cy, cp in control
+    ]
     return SentenceCounts(metric, np.concatenate(parts), tuple(seeds))
 
 
 def first_word_of_mwes(feats: dict[str, Features]) -> dict[str, Features]:
     """One instance per multi-word expression, its first word: the other words share its
     label and would count it several times (WSD and supersense alike)."""
-    return {k: f.select(f.fields["mwe"] != "I") if "mwe" in f.fields else f
-            for k, f in feats.items()}  # fmt: skip
+    return {
+        k: f.select(f.fields["mwe"] != "I") if "mwe" in f.fields else f for k, f in feats.items()
+    }
 
 
 def fit_progress(progress: ProbeProgress | None) -> Callable[[int, int], None]:

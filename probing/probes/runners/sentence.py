@@ -49,8 +49,13 @@ def run(
     """{strategy: ProbeResults} of every layer × pooling strategy (the model's own when
     ``settings.sentence_pooling`` is unset)."""
     return sentence_probe.probe_sentences(
-        encoder, task.name, settings.dataset_name,
+        encoder,
+        task.name,
+        settings.dataset_name,
         strategies(settings) if settings.sentence_pooling else None,
-        per_doc=per_doc_caps(settings.per_doc), seed=settings.seed,
-        Cs=settings.cs or DEFAULT_CS, n_boot=settings.n_boot, progress=progress,
-    )  # fmt: skip
+        per_doc=per_doc_caps(settings.per_doc),
+        seed=settings.seed,
+        Cs=settings.cs or DEFAULT_CS,
+        n_boot=settings.n_boot,
+        progress=progress,
+    )

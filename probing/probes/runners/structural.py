@@ -47,9 +47,16 @@ def run(
     """The runner of a structural task: :func:`structural_features` with ``settings``'
     seed, seeds and bootstrap replicates."""
     return structural_features(
-        feats, task.name, model=model, dataset=dataset, progress=progress, seed=settings.seed,
-        n_boot=settings.n_boot, keep_probes=keep_probes, seeds=settings.seeds,
-    )  # fmt: skip
+        feats,
+        task.name,
+        model=model,
+        dataset=dataset,
+        progress=progress,
+        seed=settings.seed,
+        n_boot=settings.n_boot,
+        keep_probes=keep_probes,
+        seeds=settings.seeds,
+    )
 
 
 def structural_features(
@@ -123,16 +130,19 @@ def structural_features(
     dev_scores.update(_mean_dev(dev_by_seed, headline))
 
     rb = score_sentences(
-        kind, [right_branching(kind, len(h)) for h in trees["test"].heads],
-        trees["test"].heads, trees["test"].punct,
-    )  # fmt: skip
+        kind,
+        [right_branching(kind, len(h)) for h in trees["test"].heads],
+        trees["test"].heads,
+        trees["test"].punct,
+    )
     order = [(s, la) for la in layer_ids for s in seed_ids]
     all_scores = [runs[k] for k in order] + [static_test, rb]
     estimates, draws = bootstrap_scores(all_scores, n_boot=n_boot, seed=seed, both=True)
     rows: list[dict] = []
     n_s = len(seed_ids)
-    points = np.array([[runs[(s, la)].headline(), runs[(s, la)].spearman()]
-                       for la in layer_ids for s in seed_ids]).reshape(len(layer_ids), n_s, 2)  # fmt: skip
+    points = np.array(
+        [[runs[(s, la)].headline(), runs[(s, la)].spearman()] for la in layer_ids for s in seed_ids]
+    ).reshape(len(layer_ids), n_s, 2)
     for la, ests in zip(layer_ids, _seed_means(points, draws, estimates), strict=True):
         for metric, est in zip((headline, "spearman"), ests, strict=True):
             rows.append(_row(model, task, dataset, "structural", la, metric, est, n_s))
@@ -166,19 +176,27 @@ def structural_features(
         "centre_of_gravity_ci": list(centre_of_gravity_interval(layer_draws, layer_ids)),
         "timing_s": {"fit": clock()},
     }
-    reps = {la: Replicates(f"layer {la}", points[i, :, 0], per_seed[:, i, :].T, "test",
-                           tuple(seed_ids))
-            for i, la in enumerate(layer_ids)}  # fmt: skip
+    reps = {
+        la: Replicates(f"layer {la}", points[i, :, 0], per_seed[:, i, :].T, "test", tuple(seed_ids))
+        for i, la in enumerate(layer_ids)
+    }
     counts = _sentence_counts(test, trees["test"], runs, layer_ids, seed_ids)
     note = f"{n_s} seeds folded in" if n_s > 1 else "one seed"
     comparisons = (
         table_dict(layer_table(reps, best_dev, seed=seed), headline, note)
-        if len(reps) > 1 else None
-    )  # fmt: skip
+        if len(reps) > 1
+        else None
+    )
     return ProbeResults(
-        model=model, task=task, dataset=dataset, table=typed_table(rows),
-        centre_of_gravity=cog, meta=meta, comparisons=comparisons, sentence_counts=counts,
-    )  # fmt: skip
+        model=model,
+        task=task,
+        dataset=dataset,
+        table=typed_table(rows),
+        centre_of_gravity=cog,
+        meta=meta,
+        comparisons=comparisons,
+        sentence_counts=counts,
+    )
 
 
 def _mean_dev(dev_by_seed: dict[str, list], headline: str) -> dict[str, dict[str, float]]:
@@ -218,8 +236,19 @@ def _sentence_counts(test, trees: TreeSentences, runs: dict, layer_ids, seed_ids
 
 def _row(model, task, dataset, probe, layer, metric, est: Estimate, seeds: int = 1) -> dict:  # noqa: ANN001
     return {
-        "model": model, "task": task, "dataset": dataset, "split": "test", "probe": probe,
-        "layer": layer, "metric": metric, "value": est.value, "ci_low": est.ci_low,
-        "ci_high": est.ci_high, "control": math.nan, "selectivity": math.nan, "n": est.n,
-        "seeds": seeds, "sd": est.sd,
-    }  # fmt: skip
+        "model": model,
+        "task": task,
+        "dataset": dataset,
+        "split": "test",
+        "probe": probe,
+        "layer": layer,
+        "metric": metric,
+        "value": est.value,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "control": math.nan,
+        "selectivity": math.nan,
+        "n": est.n,
+        "seeds": seeds,
+        "sd": est.sd,
+    }

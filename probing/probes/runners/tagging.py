@@ -67,8 +67,9 @@ def run(
         feats = {split: arc_features(f, product) for split, f in feats.items()}
     if task.name == "supersense":
         feats = first_word_of_mwes(feats)
-    runner = TaggingRun(task, dataset, model, feats, settings.seed, settings.n_boot,
-                        fit_progress(progress))  # fmt: skip
+    runner = TaggingRun(
+        task, dataset, model, feats, settings.seed, settings.n_boot, fit_progress(progress)
+    )
     runner.keep_probes = keep_probes
     elapsed = timer()
     runner.run(settings, type_keys)
@@ -116,8 +117,12 @@ class TaggingRun(Run):
         self.add_best_layer(dev_at_c, "accuracy")
         ls = list(layer_ids)
         pts = np.array([acc_points[layer] for layer in ls])
-        self.add_summary("cog_running_best", "centre_of_gravity", centre_of_gravity(pts, ls),
-                         centre_of_gravity_draws(np.stack([acc_draws[layer] for layer in ls], 1), ls))  # fmt: skip
+        self.add_summary(
+            "cog_running_best",
+            "centre_of_gravity",
+            centre_of_gravity(pts, ls),
+            centre_of_gravity_draws(np.stack([acc_draws[layer] for layer in ls], 1), ls),
+        )
         if scalar_mix:
             self._scalar_mixes(ls, cumulative_mix)
         self.meta.update(
@@ -130,12 +135,12 @@ class TaggingRun(Run):
                 "C_grid": list(Cs),
                 "C_selection": "per layer, on dev"
                 if per_layer_c
-                else "one C for all layers: best mean dev accuracy",  # fmt: skip
+                else "one C for all layers: best mean dev accuracy",
                 "C_at_grid_edge": any(c in (min(Cs), max(Cs)) for c in chosen.values()),
                 "dev_accuracy": {str(k): v for k, v in dev_at_c.items()},
                 "dev_accuracy_by_C": {
                     str(k): {str(c): s for c, s in v.items()} for k, v in self._dev_scores.items()
-                },  # fmt: skip
+                },
                 "same_train_words_for_all_seeds": self.same_train,
                 "type_keys": "model" if type_keys is not None else "word",
             }
@@ -144,15 +149,20 @@ class TaggingRun(Run):
     def _check_mix(self, sub: list[int], point: float, draws: np.ndarray) -> None:
         """Record the mix over ``sub`` against its best single layer (paired; issue 27:
         a mix below its best member beyond noise is flagged in meta, with the reason)."""
-        members = {la: r for (probe, la, metric, kind), r in self.replicates.items()
-                   if probe == "linear" and metric == "accuracy" and kind == "task"
-                   and la in sub}  # fmt: skip
+        members = {
+            la: r
+            for (probe, la, metric, kind), r in self.replicates.items()
+            if probe == "linear" and metric == "accuracy" and kind == "task" and la in sub
+        }
         if not members:
             return
         mix = Replicates(f"mix 0..{sub[-1]}", [point], [draws], "test", (self.seed,))
         d = mix_vs_best_member(mix, members, self.seed)
-        row = {"layers": list(sub), **d.as_dict(),
-               "below_beyond_noise": bool(d.called and d.value < 0)}  # fmt: skip
+        row = {
+            "layers": list(sub),
+            **d.as_dict(),
+            "below_beyond_noise": bool(d.called and d.value < 0),
+        }
         self.meta.setdefault("mix_vs_best_member", []).append(row)
         if row["below_beyond_noise"]:
             self.meta["mix_below_best_member_note"] = (
@@ -173,8 +183,9 @@ class TaggingRun(Run):
         y_te, test = self.y_te, self.test
         metrics = ("accuracy", "macro_f1")
         for name, cls in (("majority", MajorityBaseline), ("word_type", WordTypeBaseline)):
-            preds = [cls().fit(tr.words, tr.labels).predict(test.words)
-                     for tr in self.trains.values()]  # fmt: skip
+            preds = [
+                cls().fit(tr.words, tr.labels).predict(test.words) for tr in self.trains.values()
+            ]
             self.score(name, None, y_te, preds, metrics)
         tr0 = self.trains[self.seed]
         seen = WordTypeBaseline().fit(tr0.words, tr0.labels).seen(test.words)
@@ -278,8 +289,15 @@ class TaggingRun(Run):
         seen = self.seen
         oov = float(np.mean(preds[0][~seen] == self.y_te[~seen])) if (~seen).any() else None
         self.meta.setdefault("unseen_type_accuracy", {})[str(layer)] = oov
-        draws = self.score("linear", layer, self.y_te, preds, ("macro_f1", "accuracy"),
-                           control or None, selected_on="dev")  # fmt: skip
+        draws = self.score(
+            "linear",
+            layer,
+            self.y_te,
+            preds,
+            ("macro_f1", "accuracy"),
+            control or None,
+            selected_on="dev",
+        )
         if mdl:
             self._add_mdl(layer, codes)
         return draws
@@ -304,13 +322,22 @@ class TaggingRun(Run):
                 )
 
             ctl = est(vals["control"]) if "control" in vals else None
-            self.add("linear", layer, metric, est(vals["task"]), ctl, None,
-                     len(vals["task"]), "dev")  # fmt: skip
+            self.add(
+                "linear", layer, metric, est(vals["task"]), ctl, None, len(vals["task"]), "dev"
+            )
         self.meta.setdefault("mdl", {})[str(layer)] = {
-            k: [{"bits": c.bits, "uniform_bits": c.uniform_bits, "boundaries": list(c.boundaries),
-                 "block_bits": list(c.block_bits)} for c in v]
-            for k, v in codes.items() if v
-        }  # fmt: skip
+            k: [
+                {
+                    "bits": c.bits,
+                    "uniform_bits": c.uniform_bits,
+                    "boundaries": list(c.boundaries),
+                    "block_bits": list(c.block_bits),
+                }
+                for c in v
+            ]
+            for k, v in codes.items()
+            if v
+        }
 
     def _scalar_mixes(self, layer_ids: list[int], cumulative: bool) -> None:
         """The mix over all layers (first seed) and, for Tenney et al.'s own centre of
@@ -333,8 +360,14 @@ class TaggingRun(Run):
         for k in range(1 if cumulative else n, n + 1):
             sub = layer_ids[:k]
             probe = ScalarMixProbe(max_train_words=MIX_MAX_TRAIN_WORDS, random_state=self.seed)
-            probe.fit(X_tr[:k], tr.labels, None if X_dev is None else X_dev[:k], y_dev,
-                      layers=sub, standardised=(mean[:k], std[:k]))  # fmt: skip
+            probe.fit(
+                X_tr[:k],
+                tr.labels,
+                None if X_dev is None else X_dev[:k],
+                y_dev,
+                layers=sub,
+                standardised=(mean[:k], std[:k]),
+            )
             pred = probe.predict(X_te[:k])
             point, draws = self.boot.draws(self.y_te, pred, "accuracy")
             cum_points.append(point)
@@ -344,10 +377,14 @@ class TaggingRun(Run):
                 est = seed_estimate([point], [draws], self.test.n_words)
                 self.add("cumulative_mix", sub[-1], "accuracy", est, selected_on="dev")
             self._step()
-        self.score("scalar_mix", None, self.y_te, [pred], ("accuracy", "macro_f1"),
-                   selected_on="dev")  # fmt: skip
-        acc = next(r for r in reversed(self.rows)
-                   if r["probe"] == "scalar_mix" and r["metric"] == "accuracy")  # fmt: skip
+        self.score(
+            "scalar_mix", None, self.y_te, [pred], ("accuracy", "macro_f1"), selected_on="dev"
+        )
+        acc = next(
+            r
+            for r in reversed(self.rows)
+            if r["probe"] == "scalar_mix" and r["metric"] == "accuracy"
+        )
         self.mix = {
             "layers": list(layer_ids),
             "weights": [float(w) for w in probe.weights_],
@@ -360,9 +397,12 @@ class TaggingRun(Run):
         }
         if cumulative and n > 1:
             cum = np.array(cum_points)
-            self.add_summary("cog_cumulative_mix", "centre_of_gravity",
-                             centre_of_gravity(cum, layer_ids, cumulative=False),
-                             centre_of_gravity_draws(np.stack(cum_draws, 1), layer_ids, cumulative=False))  # fmt: skip
+            self.add_summary(
+                "cog_cumulative_mix",
+                "centre_of_gravity",
+                centre_of_gravity(cum, layer_ids, cumulative=False),
+                centre_of_gravity_draws(np.stack(cum_draws, 1), layer_ids, cumulative=False),
+            )
             self.mix["cumulative_accuracy"] = [float(v) for v in cum]
 
 

@@ -49,8 +49,9 @@ def run(
 ) -> ProbeResults:
     """1-NN sense classification of every layer in ``feats`` (deterministic: one seed)."""
     feats = first_word_of_mwes(feats)
-    runner = WsdRun(task, dataset, model, feats, settings.seed, settings.n_boot,
-                    fit_progress(progress))  # fmt: skip
+    runner = WsdRun(
+        task, dataset, model, feats, settings.seed, settings.n_boot, fit_progress(progress)
+    )
     runner.keep_probes = keep_probes
     elapsed = timer()
     runner.run()
@@ -93,9 +94,12 @@ class WsdRun(Run):
 
         mfs = MostFrequentSense(backoff).fit(y_tr, k_tr).predict(k_te)
         mfs_only = MostFrequentSense(None).fit(y_tr, k_tr).predict(k_te)
-        for name, pred in (("first_sense", first), ("semcor_mfs", mfs),
-                           ("semcor_mfs_leaky_backoff", with_leak(mfs)),
-                           ("semcor_mfs_train_only", mfs_only)):  # fmt: skip
+        for name, pred in (
+            ("first_sense", first),
+            ("semcor_mfs", mfs),
+            ("semcor_mfs_leaky_backoff", with_leak(mfs)),
+            ("semcor_mfs_train_only", mfs_only),
+        ):
             self._score(name, None, y_te, pred, seen)
         static = NearestSenseClassifier(backoff).fit(train.static, y_tr, k_tr)
         self._score("static_1nn", None, y_te, static.predict(test.static, k_te), seen)
@@ -119,9 +123,12 @@ class WsdRun(Run):
             self.progress(i, steps)
         self.add_best_layer(dev_scores, "f1")
         ls = list(test.layer_ids)
-        self.add_summary("cog_running_best", "centre_of_gravity",
-                         centre_of_gravity(np.array([points[x] for x in ls]), ls),
-                         centre_of_gravity_draws(np.stack([draws[x] for x in ls], 1), ls))  # fmt: skip
+        self.add_summary(
+            "cog_running_best",
+            "centre_of_gravity",
+            centre_of_gravity(np.array([points[x] for x in ls]), ls),
+            centre_of_gravity_draws(np.stack([draws[x] for x in ls], 1), ls),
+        )
         self.meta.update(
             {
                 "n_train_instances": int(len(y_tr)),
@@ -153,8 +160,16 @@ class WsdRun(Run):
         on back-off items, and accuracy_seen; returns the overall F1 draws."""
         out = self.score(probe, layer, y, [pred], ("f1", "precision", "recall"))["f1"]
         for suffix in ("_polysemous", "_seen", "_backoff"):
-            self.score(probe, layer, y, [pred], ("f1",), mask=self.masks[suffix],
-                       names={"f1": f"f1{suffix}"})  # fmt: skip
-        self.score(probe, layer, y, [pred], ("accuracy",), mask=seen,
-                   names={"accuracy": "accuracy_seen"})  # fmt: skip
+            self.score(
+                probe,
+                layer,
+                y,
+                [pred],
+                ("f1",),
+                mask=self.masks[suffix],
+                names={"f1": f"f1{suffix}"},
+            )
+        self.score(
+            probe, layer, y, [pred], ("accuracy",), mask=seen, names={"accuracy": "accuracy_seen"}
+        )
         return out
