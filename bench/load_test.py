@@ -132,6 +132,7 @@ async def light_clicks(
             idle_at = await wait_idle(page, timeout=300)
             await check_page(page, "light click", out)
             out["light"].append(idle_at - t0)
+            out.setdefault("light_at", []).append(round(t0 - out["t_start"], 1))
         except Exception as exc:  # noqa: BLE001 - every failure is a counted error
             out["errors"].append(f"session {sid} light click: {type(exc).__name__}: {exc}"[:300])
         await asyncio.sleep(max(0.0, think - (time.monotonic() - t0)))
@@ -172,6 +173,9 @@ async def session(
                     else:
                         await probe_upload(page, url, heavy, out)
                     out["heavy"].setdefault(name, []).append(time.monotonic() - t0)
+                    out.setdefault("heavy_at", []).append(
+                        (name, round(t0 - out["t_start"], 1), round(time.monotonic() - t0, 1))
+                    )
                 except Exception as exc:  # noqa: BLE001 - every failure is a counted error
                     out["errors"].append(f"session {sid} {name}: {type(exc).__name__}: {exc}"[:300])
                 if time.monotonic() >= until:
@@ -236,7 +240,8 @@ async def run(
 
     from playwright.async_api import async_playwright
 
-    out: dict = {"latency": {}, "heavy": {}, "errors": [], "visits": 0, "held": 0, "light": []}
+    out: dict = {"latency": {}, "heavy": {}, "errors": [], "visits": 0, "held": 0, "light": [],
+                 "t_start": time.monotonic()}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         upload = upload_file(Path(tmp))
         async with async_playwright() as p:
