@@ -233,15 +233,27 @@ def upload_file(folder: Path, n_sentences: int = 100) -> Path:
 
 
 async def run(
-    url: str, sessions: int, seconds: float, paths: list[str], n_heavy: int = 0,
-    light: bool = False, click: tuple[float, str] = (1.0, ""),
-) -> dict:  # fmt: skip
+    url: str,
+    sessions: int,
+    seconds: float,
+    paths: list[str],
+    n_heavy: int = 0,
+    light: bool = False,
+    click: tuple[float, str] = (1.0, ""),
+) -> dict:
     import tempfile
 
     from playwright.async_api import async_playwright
 
-    out: dict = {"latency": {}, "heavy": {}, "errors": [], "visits": 0, "held": 0, "light": [],
-                 "t_start": time.monotonic()}  # fmt: skip
+    out: dict = {
+        "latency": {},
+        "heavy": {},
+        "errors": [],
+        "visits": 0,
+        "held": 0,
+        "light": [],
+        "t_start": time.monotonic(),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         upload = upload_file(Path(tmp))
         async with async_playwright() as p:
@@ -259,7 +271,7 @@ async def run(
                         upload if s < n_heavy else None,
                         light and s >= n_heavy,
                         click,
-                    )  # fmt: skip
+                    )
                     for s in range(sessions)
                 )
             )
@@ -278,12 +290,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--heavy", type=int, default=2, help="sessions that also run heavy actions")
     ap.add_argument("--rss-bound-mib", type=float, default=3072, help="documented RSS bound")
-    ap.add_argument("--light-clicks", action="store_true",
-                    help="sessions without heavy actions time light clicks on Fill Mask")  # fmt: skip
-    ap.add_argument("--click-every", type=float, default=1.0,
-                    help="a light session starts a click at most every S seconds (default 1)")  # fmt: skip
-    ap.add_argument("--fill-mask-query", default="",
-                    help="URL query for the Fill Mask page, e.g. by_layer=false")  # fmt: skip
+    ap.add_argument(
+        "--light-clicks",
+        action="store_true",
+        help="sessions without heavy actions time light clicks on Fill Mask",
+    )
+    ap.add_argument(
+        "--click-every",
+        type=float,
+        default=1.0,
+        help="a light session starts a click at most every S seconds (default 1)",
+    )
+    ap.add_argument(
+        "--fill-mask-query",
+        default="",
+        help="URL query for the Fill Mask page, e.g. by_layer=false",
+    )
     args = ap.parse_args(argv)
     if args.sessions > 32 or args.seconds > 900:
         ap.error("bounded: at most 32 sessions and 900 seconds")
@@ -330,8 +352,20 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps({**summary, "raw": res}, indent=2))
 
     if args.url:
-        report(asyncio.run(run(args.url, args.sessions, args.seconds, paths, args.heavy,
-                               args.light_clicks, click)), None)  # fmt: skip
+        report(
+            asyncio.run(
+                run(
+                    args.url,
+                    args.sessions,
+                    args.seconds,
+                    paths,
+                    args.heavy,
+                    args.light_clicks,
+                    click,
+                )
+            ),
+            None,
+        )
         return 0
     with streamlit_server(env=env) as url:
         import subprocess
@@ -340,8 +374,12 @@ def main(argv: list[str] | None = None) -> int:
         pid = int(subprocess.check_output(["pgrep", "-n", "-f", "streamlit run app.py"]).split()[0])
         # warm-up: one visit of every page loads the models once for all sessions
         asyncio.run(warm_up(url, paths))
-        report(asyncio.run(run(url, args.sessions, args.seconds, paths, args.heavy,
-                               args.light_clicks, click)), pid)  # fmt: skip
+        report(
+            asyncio.run(
+                run(url, args.sessions, args.seconds, paths, args.heavy, args.light_clicks, click)
+            ),
+            pid,
+        )
     return 0
 
 
