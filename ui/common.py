@@ -213,6 +213,9 @@ def page_header(title: str, blurb: str) -> None:
     from ui import input_limits
 
     input_limits.enforce()  # text limits kept on the server, before any work (issue 32)
+    # app.py sets the wide layout, but a page script that st.navigation runs from its file
+    # comes back to Streamlit's centred one (measured: 736 px of 1,100): set it again here.
+    st.set_page_config(layout="wide")
     st.title(title)
     st.caption(blurb)
     if config.demo_mode():
