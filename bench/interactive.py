@@ -5,11 +5,14 @@
 - Fill-mask: one two-mask sentence, top-k and the layer-by-layer view.
 - UMAP: 2,000 points × 384 dims, cold (numba compiles) and warm, plus PCA.
 - ``--pages N``: every page's whole script with its default inputs, N warm AppTest runs
-  after one cold run each: p50 and p95 (what "no page gets slower" is checked against).
+  after one cold run each: p50 and p95 (what "no page gets slower" is checked against);
+  ``--model NAME`` picks that model in the sidebar first (e.g. ``mpnet-base``, 144 heads on
+  the Attention page), ``--only TEXT`` times only the pages whose file name contains it.
 
 Prints a markdown table for docs/benchmarks.md.
 
     OMP_WAIT_POLICY=PASSIVE python bench/interactive.py [--pages 20] [--only-pages]
+        [--model mpnet-base] [--only Attention]
 """
 
 from __future__ import annotations
@@ -46,37 +49,46 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-PAGES = (
-    "app.py",
-    "pages/1_Static_vs_Contextual.py",
-    "pages/2_Fill_Mask.py",
-    "pages/3_Attention.py",
-    "pages/4_Probing.py",
-    "pages/5_Layering.py",
-    "pages/6_Course_Notes.py",
-    "pages/7_Probe_Lens.py",
-)
+def _pages() -> tuple[str, ...]:
+    """The home page and every page the sidebar lists (read from the app's own list, so a
+    new page is timed without editing this file)."""
+    from ui.navigation import PAGES as APP_PAGES
+
+    return ("app.py", *(page.script for page in APP_PAGES))
 
 
-def page_latencies(n: int) -> list[tuple[str, str]]:
-    """p50 / p95 wall seconds of each page's script over ``n`` warm AppTest runs."""
+def page_latencies(
+    n: int, model: str | None = None, only: str | None = None
+) -> list[tuple[str, str]]:
+    """p50 / p95 wall seconds of each page's script over ``n`` warm AppTest runs, with
+    ``model`` picked in the sidebar (None: each page's default); ``only``: pages whose file
+    name contains it."""
     from streamlit.testing.v1 import AppTest
 
     rows = []
-    for page in PAGES:
+    picked = f", model {model}" if model else ""
+    for page in _pages():
+        if only and only not in page:
+            continue
         path = ROOT / page
         if not path.exists():
             continue
         times = []
         for i in range(n + 1):  # run 0 is cold (imports, model loads): not counted
             t0 = time.perf_counter()
-            at = AppTest.from_file(str(path), default_timeout=600).run()
+            at = AppTest.from_file(str(path), default_timeout=600)
+            if model:
+                at.session_state["models"] = [model]
+            at.run()
             if i:
                 times.append(time.perf_counter() - t0)
             assert not at.exception, (page, at.exception)
         p50, p95 = np.percentile(times, [50, 95])
         rows.append(
-            (f"page `{page}` (AppTest, warm, {n} runs)", f"p50 {p50:.2f} s, p95 {p95:.2f} s")
+            (
+                f"page `{page}` (AppTest, warm, {n} runs{picked})",
+                f"p50 {p50:.2f} s, p95 {p95:.2f} s",
+            )
         )
         print(rows[-1], flush=True)
     return rows
@@ -85,7 +97,9 @@ def page_latencies(n: int) -> list[tuple[str, str]]:
 def main() -> int:
     args = sys.argv[1:]
     n_pages = int(args[args.index("--pages") + 1]) if "--pages" in args else 0
-    rows: list[tuple[str, str]] = page_latencies(n_pages) if n_pages else []
+    model = args[args.index("--model") + 1] if "--model" in args else None
+    only = args[args.index("--only") + 1] if "--only" in args else None
+    rows: list[tuple[str, str]] = page_latencies(n_pages, model, only) if n_pages else []
     if "--only-pages" not in args:
         rows += component_latencies()
     load = os.getloadavg()[0]
