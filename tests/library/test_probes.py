@@ -353,6 +353,15 @@ def test_real_wsd_run_reports_f1_next_to_the_first_sense_baseline(minilm, cache)
     first = t[(t.probe == "first_sense") & (t.metric == "f1")]["value"].item()
     assert 0.2 < f1 <= 1 and 0.2 < first <= 1
     assert res.meta["n_test_instances"] > 50 and 0 < res.meta["test_seen_lemma_rate"] < 1
+    # The stored per-sentence counts of a cell scored by F1, precision and recall are
+    # labelled F1 (the headline), not by the last metric scored; with abstentions (unseen
+    # polysemous lemmas) recall is below F1, so the label changes what the counts score.
+    recall = t[(t.probe == "1nn") & (t.metric == "recall")]["value"].item()
+    assert recall < f1
+    for cell, probe in (("layer 3", "1nn"), ("semcor_mfs", "semcor_mfs")):
+        counts = res.sentence_counts[cell]
+        value = t[(t.probe == probe) & (t.metric == "f1")]["value"].item()
+        assert counts.kind == "f1" and counts.points[0] == pytest.approx(value)
 
 
 def test_an_elmo_encoder_runs_through_the_same_pipeline(data_dir, cache):

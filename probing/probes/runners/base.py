@@ -117,6 +117,11 @@ class Run:
         seed), its CI and sd; with ``control`` ((gold, predicted) per seed) also control
         and selectivity, paired. Returns each metric's mean bootstrap draws."""
         out = {}
+        # A cell has one set of per-sentence counts (the f1 family's are the same counts);
+        # they are labelled with the run's headline metric when it is scored here, else
+        # with the first countable metric, not with whichever metric came last.
+        countable = [m for m in (self.spec.metric, *metrics) if m in metrics and m in KINDS]
+        counts_kind = countable[0] if countable else None
         for metric in metrics:
             t = [self.boot.draws(y_true, p, metric, mask) for p in preds]
             n = int(len(y_true) if mask is None else mask.sum())
@@ -141,7 +146,7 @@ class Run:
                     self.replicates[(probe, layer, metric, "control")] = Replicates(
                         f"control {layer}", [v for v, _ in c], [d for _, d in c], "test", seeds
                     )
-                if metric in KINDS:
+                if metric in KINDS and metric == counts_kind:
                     sent, n_sent = self.sentences()
                     self.counts[f"layer {layer}"] = SentenceCounts.from_predictions(
                         metric, y_true, preds, sent, n_sent, seeds
@@ -150,7 +155,13 @@ class Run:
                         self.counts[f"control {layer}"] = _per_seed_counts(
                             metric, control, sent, n_sent, seeds
                         )
-            elif layer is None and mask is None and name == metric and metric in KINDS:
+            elif (
+                layer is None
+                and mask is None
+                and name == metric
+                and metric in KINDS
+                and metric == counts_kind
+            ):
                 # A baseline or the scalar mix: stored so that statements can compare it.
                 sent, n_sent = self.sentences()
                 seeds = tuple(getattr(self, "seeds", [self.seed]))[: len(preds)]
