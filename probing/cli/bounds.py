@@ -255,7 +255,8 @@ def check_cross(command: str, args: argparse.Namespace) -> None:
     """
     from probing.errors import InvalidArgumentError
 
-    if command == "probe" and getattr(args, "mdl", False) and args.mdl_seeds > args.seeds:
+    mdl_seeds = getattr(args, "mdl_seeds", None)
+    if command == "probe" and getattr(args, "mdl", False) and (mdl_seeds or 0) > args.seeds:
         raise InvalidArgumentError(
             f"--mdl-seeds must be from 1 to --seeds ({args.seeds}), not {args.mdl_seeds}."
         )

@@ -143,7 +143,10 @@ def estimate_seconds(
         to_encode=to_encode,
         max_train_words=settings.max_train_words,
     )
-    fits = settings.seeds + (MDL_FITS * settings.mdl_seeds if settings.mdl else 0)
+    n_mdl = (
+        settings.seeds if settings.mdl_seeds is None else min(settings.mdl_seeds, settings.seeds)
+    )
+    fits = settings.seeds + (MDL_FITS * n_mdl if settings.mdl else 0)
     return extract, fit * fits
 
 

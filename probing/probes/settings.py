@@ -186,11 +186,12 @@ class ProbeSettings:
             "skip the cumulative scalar mixes (Tenney et al.'s centre of gravity)",
         ),
     )
-    mdl_seeds: int = field(
-        default=1,
+    mdl_seeds: int | None = field(
+        default=None,
         metadata=option(
             "--mdl-seeds",
-            "seeds that also get an MDL measurement (default 1: the first; ~10 fits each)",
+            "seeds that also get an MDL measurement, the first N (default: every seed of "
+            "the run, like the probes' scores; ~10 fits each)",
             type=int,
             when=lambda s: s.mdl,
         ),

@@ -228,6 +228,8 @@ def test_cost_model_counts_seeds_and_mdl(minilm, tmp_path, monkeypatch):
     assert base is not None
     more = estimate_seconds(minilm, one.replace(seeds=3, mdl=True, mdl_seeds=2))
     assert more == (base[0], pytest.approx(base[1] * (3 + 10 * 2)))
+    every = estimate_seconds(minilm, one.replace(seeds=3, mdl=True))  # MDL on every seed
+    assert every == (base[0], pytest.approx(base[1] * (3 + 10 * 3)))
     est = estimate_run(minilm, one)
     assert not est.from_last_run and est.to_encode == {"train": 20, "dev": 15, "test": 15}
     assert isinstance(estimate_run(minilm, one.replace(model="unmeasured")), str)

@@ -97,7 +97,9 @@ class TaggingRun(Run):
         self.dev, self.test = self.feats.get("dev"), self.feats["test"]
         self.y_te = self.test.labels
         layer_ids = self.test.layer_ids
-        self.mdl_seeds = self.seeds[: max(1, mdl_seeds)] if mdl else []
+        # MDL on every seed unless fewer are asked for: its seed spread is in its rows.
+        n_mdl = len(self.seeds) if mdl_seeds is None else max(1, mdl_seeds)
+        self.mdl_seeds = self.seeds[:n_mdl] if mdl else []
         steps = 1 + len(layer_ids) * (
             2 + len(self.seeds) * int(control) + len(self.mdl_seeds) * (1 + int(control))
         )
