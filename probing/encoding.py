@@ -23,7 +23,9 @@ class ModelInfo:
 
     name: str
     family: str  # "bert" (any transformers encoder) or "elmo"
-    n_layers: int  # contextual layers; ``layers`` holds n_layers + 1 arrays
+    # Contextual layers (transformer blocks, LSTM layers), the input layer not counted: an
+    # Encoding's ``layers`` holds n_contextual_layers + 1 arrays, numbered 0..n_contextual_layers.
+    n_contextual_layers: int
     dim: int
     provenance: str  # one or two sentences: what it is, what it was trained on
     source: str = ""  # hub id, URL or folder the weights came from
@@ -44,12 +46,12 @@ class Encoding:
         words: the sentence's words (n_words).
         pieces: the model's input units, special tokens included (n_pieces).
         word_ids: for each piece, the index of its word, or None for special tokens.
-        layers: float32 (n_layers + 1, n_words, dim); layer 0 is the model's input layer.
+        layers: float32 (n_layer_arrays, n_words, dim); layer 0 is the model's input layer.
         static: float32 (n_words, dim), each word's context-free vector.
         attentions: float32 (layers, heads, n_pieces, n_pieces) or None.
         model: the encoder's ModelInfo.
         pooling: how pieces were pooled into words.
-        piece_layers: float32 (n_layers + 1, n_pieces, dim), the unpooled states of every
+        piece_layers: float32 (n_layer_arrays, n_pieces, dim), the unpooled states of every
             piece, special tokens included (BERT family, unwindowed inputs), or None. Sentence
             pooling reads [CLS] and the special-token mask from here.
     """
@@ -66,8 +68,9 @@ class Encoding:
     piece_layers: np.ndarray | None = None
 
     @property
-    def n_layers(self) -> int:
-        """Number of arrays in ``layers`` (contextual layers + 1)."""
+    def n_layer_arrays(self) -> int:
+        """Number of arrays in ``layers``: the input layer plus every contextual layer
+        (``model.n_contextual_layers + 1``)."""
         return int(self.layers.shape[0])
 
     def pieces_of(self, word_index: int) -> list[int]:

@@ -490,7 +490,7 @@ def extract_features(
     Returns:
         Features with float16 vectors (n_layers_kept, n_words, dim) on disk.
     """
-    n_all = int(encoder.info.n_layers) + 1
+    n_all = int(encoder.info.n_contextual_layers) + 1
     layer_ids = _normalise_layers(layers, n_all)
     data_fp = dataset_fingerprint(dataset, split)
 
@@ -905,7 +905,7 @@ def features_of_sentences(
     user's upload): encoded every time, never cached. ``label`` selects ``labels``."""
     if not sentences:
         raise ValueError("no sentences to encode")
-    layer_ids = _normalise_layers(layers, int(encoder.info.n_layers) + 1)
+    layer_ids = _normalise_layers(layers, int(encoder.info.n_contextual_layers) + 1)
     lengths = [len(s.words) for s in sentences]
     n_words, dim = int(sum(lengths)), int(encoder.info.dim)
     store = np.empty((len(layer_ids), n_words, dim), dtype=np.float16)

@@ -168,7 +168,9 @@ def provenance_card(encoder: Encoder) -> None:
     """What the model is, where it came from, and how to get the real thing."""
     info = encoder.info
     with st.container(border=True):
-        st.markdown(f"**{info.name}** · {info.family} · {info.n_layers} layers · {info.dim} dims")
+        st.markdown(
+            f"**{info.name}** · {info.family} · {info.n_contextual_layers} layers · {info.dim} dims"
+        )
         st.caption(info.provenance)
         if info.how_to_get_real:
             st.caption(info.how_to_get_real)

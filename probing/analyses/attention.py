@@ -84,7 +84,8 @@ class AttentionMap:
     model: str = ""
 
     @property
-    def n_layers(self) -> int:
+    def n_attention_layers(self) -> int:
+        """Layers with attention (a transformer's blocks; the input layer has none)."""
         return int(self.weights.shape[0])
 
     @property
@@ -299,7 +300,7 @@ def attention_frame(
     amap: AttentionMap, layers: Iterable[int] | None = None, heads: Iterable[int] | None = None
 ) -> pd.DataFrame:
     """Long table of weights for CSV: layer (1-based), head (0-based), query/key index and token."""
-    layers = list(range(1, amap.n_layers + 1)) if layers is None else list(layers)
+    layers = list(range(1, amap.n_attention_layers + 1)) if layers is None else list(layers)
     heads = list(range(amap.n_heads)) if heads is None else list(heads)
     n = amap.n_tokens
     q, k = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")

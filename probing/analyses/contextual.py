@@ -135,8 +135,8 @@ class OccurrenceComparison:
     static_similarity: np.ndarray
 
     @property
-    def n_layers(self) -> int:
-        """Contextual layers (the arrays hold n_layers + 1)."""
+    def n_contextual_layers(self) -> int:
+        """Contextual layers (the arrays hold n_contextual_layers + 1)."""
         return self.layers.shape[0] - 1
 
     @property
@@ -180,7 +180,7 @@ class OccurrenceComparison:
         rows = []
         pairs = self.pairs()
         short = self.short_labels
-        depth_den = max(self.n_layers, 1)
+        depth_den = max(self.n_contextual_layers, 1)
         for layer in range(self.layers.shape[0]):
             head = (self.model, layer, self.layer_names[layer], layer / depth_den)
             sims = [float(self.similarity[layer, i, j]) for i, j in pairs]
@@ -197,8 +197,8 @@ class OccurrenceComparison:
 def layer_names_of(encoding: Encoding) -> list[str]:
     """Names of an encoding's L+1 layers (``layer k`` when the model gives none)."""
     names = list(encoding.model.layer_names)
-    if len(names) != encoding.n_layers:
-        names = [f"layer {k}" for k in range(encoding.n_layers)]
+    if len(names) != encoding.n_layer_arrays:
+        names = [f"layer {k}" for k in range(encoding.n_layer_arrays)]
     return names
 
 

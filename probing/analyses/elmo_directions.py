@@ -80,7 +80,7 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
     ea, eb = encoder.encode([sentence_a, sentence_b])
     ia, ib = _find(ea.words, target), _find(eb.words, target)
     info = encoder.info
-    names = info.layer_names or tuple(str(i) for i in range(ea.n_layers))
+    names = info.layer_names or tuple(str(i) for i in range(ea.n_layer_arrays))
     rows = []
     views = DIRECTIONS if info.family == "elmo" else ("fused",)
     sees = {
@@ -89,7 +89,7 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
         "both": "both sides",
         "fused": "both sides",
     }
-    for layer in range(ea.n_layers):
+    for layer in range(ea.n_layer_arrays):
         for view in views:
             va, vb = ea.layers[layer, ia], eb.layers[layer, ib]
             if view != "fused":

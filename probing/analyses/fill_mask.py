@@ -165,8 +165,8 @@ class LayerPredictions:
     masks: list[MaskLayers]
 
     @property
-    def n_layers(self) -> int:
-        """Number of rows per mask (contextual layers + 1)."""
+    def n_layer_arrays(self) -> int:
+        """Number of rows per mask (contextual layers + 1, as an Encoding's n_layer_arrays)."""
         return len(self.layer_names)
 
 

@@ -63,7 +63,7 @@ def sense_pair_table(comp: OccurrenceComparison, labels: Sequence[str | None]) -
         if senses[i] is not None and senses[j] is not None:
             groups[SAME if senses[i] == senses[j] else DIFFERENT].append((i, j))
     rows = []
-    depth_den = max(comp.n_layers, 1)
+    depth_den = max(comp.n_contextual_layers, 1)
     for relation, pairs in groups.items():
         if not pairs:
             continue

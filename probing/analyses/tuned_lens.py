@@ -51,7 +51,8 @@ class TunedLens:
     meta: dict = field(default_factory=dict)
 
     @property
-    def n_layers(self) -> int:
+    def n_contextual_layers(self) -> int:
+        """The model's contextual layers (one translator more: the input layer's)."""
         return int(self.weight.shape[0]) - 1
 
     def translate(self, states: torch.Tensor) -> torch.Tensor:
@@ -79,7 +80,7 @@ class TunedLens:
 
     def check_fits(self, encoder: Encoder) -> None:
         """Raise LensMismatchError unless the lens has the encoder's layers and width."""
-        want = (encoder.info.n_layers + 1, encoder.info.dim, encoder.info.dim)
+        want = (encoder.info.n_contextual_layers + 1, encoder.info.dim, encoder.info.dim)
         if tuple(self.weight.shape) != want:
             raise LensMismatchError(
                 f"This tuned lens has translators of shape {tuple(self.weight.shape)} "
@@ -234,7 +235,7 @@ def train_tuned_lens(
     losses = fine_tune(encoder, lens, states, steps=steps, seed=seed, progress=progress)
     lens.meta = {
         "model": encoder.info.name,
-        "n_layers": encoder.info.n_layers,
+        "n_layers": encoder.info.n_contextual_layers,
         "dim": encoder.info.dim,
         "trained_on": source,
         "n_sentences": len(sentences),

@@ -15,7 +15,7 @@ LONG_RUN_S = 120.0  # runs estimated longer than this are announced before they 
 
 
 def check_layers(layers: list[int] | None, n_layers: int, model: str) -> None:
-    """Raise when a layer is not one of the model's ``0..n_layers`` (or ``-1`` … from the top).
+    """Raise when a layer is not one of the model's ``0..n_contextual_layers`` (or ``-1`` … from the top).
 
     Raises:
         InvalidArgumentError: naming the argument, the model and its valid range.
@@ -68,7 +68,7 @@ def preflight(args: argparse.Namespace, settings: ProbeSettings | str) -> None:
     from probing.models.registry import load_encoder
 
     encoder = load_encoder(settings.model)
-    check_layers(settings.layers, int(encoder.info.n_layers), encoder.info.name)
+    check_layers(settings.layers, int(encoder.info.n_contextual_layers), encoder.info.name)
     try:
         est = estimate(encoder, settings)
     except Exception:  # noqa: BLE001 - an estimate is a courtesy; the run says what is wrong

@@ -291,7 +291,7 @@ def probe_upload(
     if max_train_sentences is not None:
         train_s = train_s[:max_train_sentences]
     train_s, test_s = _take_words(train_s, MAX_TRAIN_WORDS), _take_words(test_s, MAX_TEST_WORDS)
-    n_all = int(encoder.info.n_layers) + 1
+    n_all = int(encoder.info.n_contextual_layers) + 1
     layer_ids = tuple(range(n_all)) if layers is None else tuple(sorted({int(x) for x in layers}))
     if not layer_ids or not all(0 <= x < n_all for x in layer_ids):
         raise InvalidArgumentError(

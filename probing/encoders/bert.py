@@ -100,7 +100,7 @@ class TransformersEncoder(Encoder):
         self.info = replace(
             info,
             family="bert",
-            n_layers=n_layers,
+            n_contextual_layers=n_layers,
             dim=int(getattr(cfg, "hidden_size", getattr(cfg, "dim", 0))),
             has_attention=True,
             has_mlm_head=self.mlm is not None,

@@ -751,7 +751,7 @@ def load_elmo(
     info = ModelInfo(
         name=name or options.parent.name,
         family="elmo",
-        n_layers=cfg.n_layers,
+        n_contextual_layers=cfg.n_layers,
         dim=cfg.output_dim,
         provenance=provenance or f"ELMo weights from {options.parent}.",
         source=str(options.parent),

@@ -218,7 +218,7 @@ def model_view_figure(
     sending hundreds of MB to the browser.
     ``selected`` = (layer, head) is outlined.
     """
-    n_layers, n_heads = amap.n_layers, amap.n_heads
+    n_layers, n_heads = amap.n_attention_layers, amap.n_heads
     tiles = amap.weights
     side = max(1, math.isqrt(max_cells // max(1, n_layers * n_heads)))
     if amap.n_tokens > side:

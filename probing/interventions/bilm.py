@@ -264,7 +264,7 @@ def patch_pairs_lm(encoder, batches: Sequence[LMPairBatch], n_boot: int = 1000) 
     :func:`probing.interventions.patching.patch_pairs` (``heads`` None: an LSTM has none)."""
     from probing.interventions.stats import PairedBootstrap
 
-    L = int(encoder.info.n_layers)
+    L = int(encoder.info.n_contextual_layers)
     base_d, src_d, groups = [], [], []
     cell: dict[tuple, list] = {}
     for batch in batches:

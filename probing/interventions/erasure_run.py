@@ -98,7 +98,7 @@ def run_erasure(
 
     if spec.method not in ("leace", "inlp"):
         raise InvalidArgumentError(f"Unknown erasure method {spec.method!r}: leace or inlp.")
-    n_layers = int(encoder.info.n_layers)
+    n_layers = int(encoder.info.n_contextual_layers)
     layers = list(range(n_layers + 1)) if spec.layers is None else list(spec.layers)
     for layer in layers:
         check_layer(layer, n_layers)

@@ -30,7 +30,7 @@ def layers_after(
     ``fn`` applied to every word piece of layer ``layer`` (layers below are unchanged)."""
     from probing.encoders.elmo import ElmoEncoder
 
-    check_layer(layer, int(encoder.info.n_layers))
+    check_layer(layer, int(encoder.info.n_contextual_layers))
     out: list[np.ndarray] = []
     for start in range(0, len(sentences), batch_size):
         chunk = [list(s) for s in sentences[start : start + batch_size]]

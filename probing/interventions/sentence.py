@@ -92,12 +92,12 @@ def sentence_eraser(encoder, task: str, layer: int, n_sentences: int = 150) -> S
     """Fit the eraser and probes on ``n_sentences`` training sentences (kept per process)."""
     from probing.probes.linear import LinearProbe
 
-    check_layer(layer, int(encoder.info.n_layers))
+    check_layer(layer, int(encoder.info.n_contextual_layers))
     dataset, field = task_field(task)
     data = labelled_sample(dataset, "train", field, n_sentences)
     y, s, w = data.flat()
     clean = layers_after(encoder, data.sentences, 0, lambda h: h)
-    top = int(encoder.info.n_layers)
+    top = int(encoder.info.n_contextual_layers)
     probes = {}
     eraser = None
     for at in sorted({layer, top}):

@@ -362,7 +362,7 @@ def _resolve(name: str, device: str | None) -> Encoder:
         info = ModelInfo(
             name=name,
             family="bert",
-            n_layers=0,
+            n_contextual_layers=0,
             dim=0,
             provenance=f"Hugging Face hub checkpoint {name}.",
             source=name,
@@ -388,7 +388,7 @@ def _load_folder(path: Path, device: str | None) -> Encoder:
         info = ModelInfo(
             name=path.name,
             family="bert",
-            n_layers=0,
+            n_contextual_layers=0,
             dim=0,
             provenance=f"transformers checkpoint from the local folder {path}.",
             source=str(path),
@@ -423,7 +423,7 @@ def _info(e: ModelEntry) -> ModelInfo:
     return ModelInfo(
         name=e.name,
         family=e.family,
-        n_layers=0,
+        n_contextual_layers=0,
         dim=0,
         provenance=e.provenance,
         source=e.source,

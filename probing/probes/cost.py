@@ -135,7 +135,7 @@ def estimate_seconds(
     plan = extraction_plan(encoder, settings)
     sizes = {split: n for split, (n, _) in plan.items()}
     to_encode = sum(n for n, cached in plan.values() if not cached)
-    layers = len(settings.layers) if settings.layers else int(encoder.info.n_layers) + 1
+    layers = len(settings.layers) if settings.layers else int(encoder.info.n_contextual_layers) + 1
     extract, fit = cost.seconds(
         sizes["train"],
         sizes["dev"] + sizes["test"],

@@ -208,7 +208,7 @@ def probe_sentences(
             "layer_names": list(encoder.info.layer_names),
             "label_field": "genre (cats.txt, per document)",
             "sentence_pooling": strategy,
-            "layers": list(range(encoder.info.n_layers + 1)),
+            "layers": list(range(encoder.info.n_contextual_layers + 1)),
             "seed": seed,
             "n_boot": n_boot,
             "bootstrap_unit": "document",

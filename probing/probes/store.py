@@ -117,5 +117,5 @@ def find_stored(
     committed = committed_path(settings, results_dir)
     if (res := read(committed)) is None:
         return None
-    current = matches(res.meta, settings, int(encoder.info.n_layers))
+    current = matches(res.meta, settings, int(encoder.info.n_contextual_layers))
     return StoredRun(res, committed, made_in_app=False, current=current)

@@ -17,7 +17,7 @@ from probing.sweep.spec import SweepSpec
 class Resolved:
     """What the grid will run: layers per model and the number of cells."""
 
-    layers: dict[str, int]  # model -> n_layers (layers 0..n_layers exist)
+    layers: dict[str, int]  # model -> n_contextual_layers (layers 0..that exist)
     n_cells: int
 
 
@@ -33,7 +33,7 @@ def resolve(spec: SweepSpec) -> Resolved:
     depth: dict[str, int] = {}
     for model in spec.models:
         try:
-            depth[model] = int(load_encoder(model).info.n_layers)
+            depth[model] = int(load_encoder(model).info.n_contextual_layers)
         except ContextLensError as exc:
             raise SweepError(f"`models`: {model!r} cannot be used: {exc}") from exc
         n_all = depth[model] + 1

@@ -114,7 +114,7 @@ def test_pytorch_model_bin_loads_weights_only_outside_demo(tmp_path, monkeypatch
         registry._resolve(str(tmp_path), None)
     monkeypatch.delenv("CONTEXTLENS_DEMO")
     enc = registry._resolve(str(tmp_path), None)
-    assert enc.info.n_layers == 2 and enc.info.has_mlm_head
+    assert enc.info.n_contextual_layers == 2 and enc.info.has_mlm_head
     np.testing.assert_allclose(
         enc.model.embeddings.word_embeddings.weight.detach().numpy(),
         model.bert.embeddings.word_embeddings.weight.detach().numpy(),

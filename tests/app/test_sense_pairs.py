@@ -37,7 +37,7 @@ def test_semcor_senses_separate_with_depth(minilm, data_dir):
     clean, labels = split_sense_labels(text)
     comp = compare_occurrences(minilm, clean, "bank")
     table = sense_pair_table(comp, labels)
-    top = table[table["layer"] == comp.n_layers].set_index("relation")
+    top = table[table["layer"] == comp.n_contextual_layers].set_index("relation")
     # the point of the page: a word's senses drift apart while one sense stays close
     assert top.loc[SAME, "cosine"] > top.loc[DIFFERENT, "cosine"] + 0.02
     assert top.loc[SAME, "n_pairs"] + top.loc[DIFFERENT, "n_pairs"] == len(comp.pairs())

@@ -31,7 +31,7 @@ def test_followed_token_agrees_with_fill_mask_at_the_last_layer(mlm):
     layers = fill_mask_by_layer(mlm, TEXT)
     final = follow_token(mlm, TEXT, layers.masks[0].final_token)
     np.testing.assert_array_equal(final.rank[0], layers.masks[0].final_rank)
-    assert final.rank.shape == (1, mlm.info.n_layers + 1)
+    assert final.rank.shape == (1, mlm.info.n_contextual_layers + 1)
 
 
 def test_any_word_can_be_followed_and_multi_piece_words_are_refused(mlm):

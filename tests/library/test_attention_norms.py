@@ -106,7 +106,7 @@ def test_compare_shares_gives_paired_intervals(minilm, data_dir):
     out = compare_shares(minilm, sents, docs, n_boot=200)
     t = out.table
     assert set(t.statistic) == {"sep", "punct", "cls"}
-    assert len(t) == 3 * minilm.info.n_layers
+    assert len(t) == 3 * minilm.info.n_contextual_layers
     assert ((t.raw_lo <= t.raw + 1e-12) & (t.raw <= t.raw_hi + 1e-12)).all()
     np.testing.assert_allclose(t["diff"], t["norm"] - t["raw"], atol=1e-12)
     assert out.n_documents >= 2

@@ -18,7 +18,7 @@ def test_shapes_and_provenance(minilm):
     assert enc.layers.shape == (7, 6, 384)  # 6 layers + embeddings, 6 words, 384 dims
     assert enc.static.shape == (6, 384)
     assert enc.model.name == "minilm-l6"
-    assert enc.model.n_layers == 6 and enc.model.dim == 384
+    assert enc.model.n_contextual_layers == 6 and enc.model.dim == 384
     assert "all-MiniLM-L6-v2" in enc.model.provenance
     assert np.isfinite(enc.layers).all()
 
@@ -160,7 +160,7 @@ def test_local_folder_loads(minilm, tmp_path):
     from probing.models.embedded import minilm_dir
 
     enc = probing.load_encoder(str(minilm_dir()))
-    assert enc.info.n_layers == 6
+    assert enc.info.n_contextual_layers == 6
     (a,) = enc.encode("same weights")
     (b,) = minilm.encode("same weights")
     np.testing.assert_array_equal(a.layers, b.layers)

@@ -109,7 +109,10 @@ def test_real_models_on_ud_ewt(minilm, data_dir):
 
     elmo = probing.load_encoder("elmo-mini")
     res = compare_models(minilm, elmo, n_words=150, n_boot=50)
-    assert res.value.shape == (minilm.info.n_layers + 1, elmo.info.n_layers + 1)
+    assert res.value.shape == (
+        minilm.info.n_contextual_layers + 1,
+        elmo.info.n_contextual_layers + 1,
+    )
     assert res.n_words >= 150
     assert (res.low <= res.value + 1e-12).all() and (res.value <= res.high + 1e-12).all()
     within = compare_models(minilm, None, n_words=150, n_boot=20)

@@ -173,7 +173,7 @@ def test_patching_every_position_at_the_last_layer_gives_the_source_run(elmo):
 
     batches = bilm.lm_pair_batches(elmo, templated_pairs(ag.templated_cases(every=150)))
     assert batches
-    top = int(elmo.info.n_layers)
+    top = int(elmo.info.n_contextual_layers)
     for batch in batches:
         patched, source = bilm.patch_all_positions_lm(elmo, batch, top)
         torch.testing.assert_close(patched, source, rtol=0, atol=0)

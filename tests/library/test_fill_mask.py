@@ -107,7 +107,9 @@ def save_tiny_bert(folder: Path) -> Path:
 
 
 def _info(name: str) -> ModelInfo:
-    return ModelInfo(name=name, family="bert", n_layers=0, dim=0, provenance="random, for tests")
+    return ModelInfo(
+        name=name, family="bert", n_contextual_layers=0, dim=0, provenance="random, for tests"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -467,7 +469,7 @@ def test_minilm_without_head_refuses(minilm):
 
 def test_minilm_mlm_layers_end_in_fill_mask():
     encoder = _minilm_mlm()
-    assert encoder.info.has_mlm_head and encoder.info.n_layers == 6
+    assert encoder.info.has_mlm_head and encoder.info.n_contextual_layers == 6
     layers = fill_mask_by_layer(encoder, SENTENCE, top_k=10)
     final = fill_mask(encoder, SENTENCE, top_k=10)
     assert len(layers.layer_names) == 7

@@ -82,7 +82,7 @@ def test_identity_recompute_equals_encode(mlm, elmo):
     words = ["The", "keys", "to", "the", "cabinet", "are", "here", "."]
     for enc in (mlm, elmo):
         ref = enc.encode([words])[0].layers
-        for layer in (0, enc.info.n_layers):
+        for layer in (0, enc.info.n_contextual_layers):
             got = layers_after(enc, [words], layer, lambda h: h)[0]
             np.testing.assert_allclose(got, ref, atol=2e-4)
 
@@ -105,7 +105,7 @@ def test_patching_every_position_at_last_layer_gives_source_logits(mlm):
     from probing.interventions.patching import patch_all_positions
 
     batch = _pair_batches(mlm)[0]
-    patched, source = patch_all_positions(mlm, batch, mlm.info.n_layers)
+    patched, source = patch_all_positions(mlm, batch, mlm.info.n_contextual_layers)
     assert torch.equal(patched, source)
     patched0, source0 = patch_all_positions(mlm, batch, 0)  # layer 0: the whole input moved
     assert torch.allclose(patched0, source0, atol=1e-4)

@@ -107,7 +107,7 @@ def test_mpnet_base_hidden_states_are_transformers_own():
 
     folder = _mpnet_folder()
     enc = load_encoder("mpnet-base")
-    assert (enc.info.n_layers, enc.info.dim) == (12, 768)
+    assert (enc.info.n_contextual_layers, enc.info.dim) == (12, 768)
     assert not isinstance(enc, MaskedLM) and "lm_head" in enc.info.no_mlm_head_reason
     words = ["The", "bank", "raised", "its", "interest", "rates", "again", "yesterday", "."]
     (got,) = enc.encode([words], pooling="first")

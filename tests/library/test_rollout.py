@@ -53,10 +53,10 @@ def test_rollout_and_flow_on_the_real_model(minilm):
         encode_attention(minilm, "The animal didn't cross the street because it was tired.")
     )
     r = rollout(amap)
-    assert r.weights.shape == (minilm.info.n_layers, 1, amap.n_tokens, amap.n_tokens)
+    assert r.weights.shape == (minilm.info.n_contextual_layers, 1, amap.n_tokens, amap.n_tokens)
     np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-5)
     start = time.perf_counter()
-    f = flow_weights(amap.weights, minilm.info.n_layers)
+    f = flow_weights(amap.weights, minilm.info.n_contextual_layers)
     assert time.perf_counter() - start < 10  # a page interaction, with slack for load
     np.testing.assert_allclose(f.sum(-1), 1.0, atol=1e-6)
     top = feeders(r.weights[-1, 0], amap.tokens, amap.tokens.index("it"), top=3)

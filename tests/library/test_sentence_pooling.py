@@ -15,8 +15,10 @@ from probing.probes.sentence_pooling import (
     strategies_for,
 )
 
-BERT = ModelInfo(name="hand", family="bert", n_layers=1, dim=2, provenance="hand-built")
-ELMO = ModelInfo(name="hand-elmo", family="elmo", n_layers=1, dim=2, provenance="hand-built")
+BERT = ModelInfo(name="hand", family="bert", n_contextual_layers=1, dim=2, provenance="hand-built")
+ELMO = ModelInfo(
+    name="hand-elmo", family="elmo", n_contextual_layers=1, dim=2, provenance="hand-built"
+)
 
 
 def _hand_bert() -> Encoding:

@@ -190,7 +190,7 @@ def test_encoding_shapes_and_layer_0_duplicated(encoder):
     assert e.pieces == e.words and e.word_ids == list(range(6))
     assert e.attentions is None
     assert e.model.family == "elmo" and e.model.layer_names == ("token", "lstm1", "lstm2")
-    assert e.model.n_layers == 2 and e.model.dim == 32 and not e.model.has_attention
+    assert e.model.n_contextual_layers == 2 and e.model.dim == 32 and not e.model.has_attention
     assert e.model.max_pieces is None and e.model.name == "fixture"
 
 

@@ -153,7 +153,7 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
 
     view = head_view_window(view, k)
     a, b, c = st.columns([1, 3, 2])
-    layers = range(1, view.n_layers + 1)
+    layers = range(1, view.n_attention_layers + 1)
     layer = a.selectbox(
         "Layer",
         layers,
@@ -218,7 +218,7 @@ def open_tile(k: str, n_heads: int) -> None:
 def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
     """All layers × heads as tiles, and the chosen head large with its tokens."""
     a, b, c = st.columns([1, 1, 2])
-    layers, heads = range(1, view.n_layers + 1), range(view.n_heads)
+    layers, heads = range(1, view.n_attention_layers + 1), range(view.n_heads)
     layer = a.selectbox(
         "Layer",
         layers,

@@ -79,12 +79,12 @@ def rollout_flow_view(view: AttentionMap, k: str = "") -> None:
     """Rollout at every layer as a token × token map, and which input tokens feed a chosen
     token at layer l (rollout, and max-flow for short inputs)."""
     rolled = rollout(view)
-    layers = range(1, rolled.n_layers + 1)
+    layers = range(1, rolled.n_attention_layers + 1)
     a, b = st.columns([1, 3])
     layer = a.selectbox(
         "Layer",
         layers,
-        key=persist(f"attn_rf_layer{k}", rolled.n_layers, None, int, layers.__contains__),
+        key=persist(f"attn_rf_layer{k}", rolled.n_attention_layers, None, int, layers.__contains__),
     )
     tokens = list(range(view.n_tokens))
     default = next((i for i, w in enumerate(view.word_ids) if w is not None), 0)

@@ -144,7 +144,7 @@ def erase_sentence(name: str) -> None:
     encoder = get_encoder(name)
     if encoder is None:
         return
-    n_layers = int(encoder.info.n_layers)
+    n_layers = int(encoder.info.n_contextual_layers)
     c1, c2 = st.columns(2)
     task = c1.selectbox("Erase", list(TASKS), key="iv_sent_task")
     layer = c2.slider("at layer", 0, n_layers, min(3, n_layers), key="iv_sent_layer")
@@ -353,7 +353,7 @@ def heads_section(name: str) -> None:
         return
     st.subheader("Switch heads off")
     text = st.text_input("Sentence with [MASK]", SENTENCE, key="iv_heads_text")
-    n_layers = int(encoder.info.n_layers)
+    n_layers = int(encoder.info.n_contextual_layers)
     n_heads = int(getattr(encoder.model.config, "num_attention_heads", 0) or 0)
     options = [f"L{layer}-H{h}" for layer in range(1, n_layers + 1) for h in range(n_heads)]
     off = st.multiselect("Heads off", options, key="iv_heads_off")

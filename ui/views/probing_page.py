@@ -310,7 +310,7 @@ def picked_encoders() -> dict:
 
 def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
     """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
-    options = list(range(max(e.info.n_layers for e in encoders.values()) + 1))
+    options = list(range(max(e.info.n_contextual_layers for e in encoders.values()) + 1))
     chosen = st.session_state[persist("probe_layers", None, "layers", as_ints)]
     if chosen is None or (
         set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
@@ -427,7 +427,7 @@ def preset_train_size(name: str, task, cap: int, presets=None) -> None:
 
 def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval) -> ProbeSettings:
     """The run one model gets with the page's settings (its own layers when shallower)."""
-    top = encoder.info.n_layers
+    top = encoder.info.n_contextual_layers
     mine = tuple(x for x in sorted(layers) if x <= top)
     n_eval = int(n_eval) or None
     return ProbeSettings(
@@ -500,7 +500,7 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
         )
     n_pre = res.meta.max_train_sentences
     layers_pre = res.meta.layers
-    all_layers = list(range(encoder.info.n_layers + 1))
+    all_layers = list(range(encoder.info.n_contextual_layers + 1))
     note = (
         f"**{name}**: precomputed results (`results/{found.path.name}`) with other settings "
         f"({'all' if n_pre is None else n_pre} training sentences, "
@@ -716,7 +716,7 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
             runs = []
             for i, name in enumerate(configs):
                 enc = encoders[name]
-                mine = [x for x in sorted(layers) if x <= enc.info.n_layers]
+                mine = [x for x in sorted(layers) if x <= enc.info.n_contextual_layers]
                 runs.append(
                     upload_module.probe_upload(
                         enc,

@@ -367,10 +367,10 @@ def pair_heatmaps(comps: list[OccurrenceComparison]) -> None:
     # One model: the heatmap beside the occurrence list (a 4 × 4 map needs no full width).
     cols = st.columns([3, 2]) if len(comps) == 1 else st.columns(len(comps))
     for col, c in zip(cols, comps, strict=False):
-        options = [STATIC, *range(c.n_layers + 1)]
+        options = [STATIC, *range(c.n_contextual_layers + 1)]
         key = persist(
             f"sc_hm_{c.model}",
-            c.n_layers,
+            c.n_contextual_layers,
             "hm_layer" if c is comps[0] else None,
             int,
             one_of(options),
