@@ -323,6 +323,50 @@ def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):
     assert {s[0] for s in seen} == {"extract train", "extract dev", "extract test", "fit"}
 
 
+@pytest.mark.slow
+def test_real_scalar_mixes_train_on_the_single_layers_words_per_seed(minilm, cache, monkeypatch):
+    """Issue 27: each seed's mixes see exactly the training words of that seed's single-layer
+    probes (before: the first seed's words only, capped at 50,000), and each mix is checked
+    against its best member with the seeds folded in."""
+    from probing.features import extract_features
+
+    fitted = []
+    real_fit = ScalarMixProbe.fit
+
+    def spy(self, X, y, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        fitted.append((self.random_state, X.shape[0], np.asarray(y).copy()))
+        return real_fit(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(ScalarMixProbe, "fit", spy)
+    res = probe_layers(
+        minilm,
+        "pos",
+        "ud-ewt",
+        layers=[0, 2],
+        max_train_sentences=300,
+        max_train_words=2000,
+        max_dev_sentences=60,
+        max_test_sentences=100,
+        Cs=(0.1,),
+        n_boot=200,
+        seeds=2,
+        control=False,
+    )
+    train = extract_features(minilm, "ud-ewt", "train", label="upos", max_sentences=300)
+    assert train.n_words > 2000  # each seed draws its own 2,000 words
+    assert sorted((s, k) for s, k, _ in fitted) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+    for s, _, y in fitted:
+        assert np.array_equal(y, train.subsample(2000, seed=s).labels)
+    assert res.scalar_mix["train_words"] == res.meta["n_train_words"] == 2000
+    assert sorted(res.scalar_mix["weights_by_seed"]) == ["0", "1"]
+    t = res.table
+    assert (t[t.probe.isin(["scalar_mix", "cumulative_mix"])]["seeds"] == 2).all()
+    checks = res.meta["mix_vs_best_member"]
+    assert [c["layers"] for c in checks] == [[0], [0, 2]]
+    assert all(c["ci_low"] <= c["diff"] <= c["ci_high"] for c in checks)
+    assert res.sentence_counts["scalar_mix"].seeds == (0, 1)
+
+
 def test_real_wsd_run_reports_f1_next_to_the_first_sense_baseline(minilm, cache):
     res = probe_layers(
         minilm,

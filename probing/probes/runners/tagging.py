@@ -42,10 +42,6 @@ from probing.probes.runners.base import (
 from probing.probes.settings import ProbeSettings
 from probing.probes.tasks import Task
 
-# Training words of each scalar mix (all layers in memory at once: 7 x 204k x 384 float32
-# would be 2.2 GB, times three copies while training).
-MIX_MAX_TRAIN_WORDS = 50_000
-
 
 def run(
     task: Task,
@@ -103,7 +99,9 @@ class TaggingRun(Run):
         steps = 1 + len(layer_ids) * (
             2 + len(self.seeds) * int(control) + len(self.mdl_seeds) * (1 + int(control))
         )
-        steps += int(scalar_mix) * (1 + int(cumulative_mix) * (len(layer_ids) - 1))
+        steps += (
+            int(scalar_mix) * (1 + int(cumulative_mix) * (len(layer_ids) - 1)) * len(self.seeds)
+        )
         self._done, self._steps = 0, steps
         self.progress(0, steps)
 
@@ -148,9 +146,10 @@ class TaggingRun(Run):
             }
         )
 
-    def _check_mix(self, sub: list[int], point: float, draws: np.ndarray) -> None:
-        """Record the mix over ``sub`` against its best single layer (paired; issue 27:
-        a mix below its best member beyond noise is flagged in meta, with the reason)."""
+    def _check_mix(self, sub: list[int], mix: Replicates) -> None:
+        """Record the mix over ``sub`` against its best single layer (paired, seeds folded
+        in; issue 27: a mix below its best member beyond noise is flagged in meta, with
+        the reason)."""
         members = {
             la: r
             for (probe, la, metric, kind), r in self.replicates.items()
@@ -158,7 +157,6 @@ class TaggingRun(Run):
         }
         if not members:
             return
-        mix = Replicates(f"mix 0..{sub[-1]}", [point], [draws], "test", (self.seed,))
         d = mix_vs_best_member(mix, members, self.seed)
         row = {
             "layers": list(sub),
@@ -168,9 +166,9 @@ class TaggingRun(Run):
         self.meta.setdefault("mix_vs_best_member", []).append(row)
         if row["below_beyond_noise"]:
             self.meta["mix_below_best_member_note"] = (
-                f"a mix is trained on at most {MIX_MAX_TRAIN_WORDS:,} words (its layers held in "
-                f"memory at once), the single layers on {self.trains[self.seed].n_words:,}: "
-                "a mix below its best member measures that gap, not the layers"
+                "the mix and its members are trained on the same words; a mix below its "
+                "best member measures the mix's trainer (8 epochs of Adam, best dev epoch) "
+                "against the single layers' L-BFGS at the dev-chosen C, not the layers"
             )
 
     def _step(self) -> None:
@@ -342,60 +340,82 @@ class TaggingRun(Run):
         }
 
     def _scalar_mixes(self, layer_ids: list[int], cumulative: bool) -> None:
-        """The mix over all layers (first seed) and, for Tenney et al.'s own centre of
-        gravity, the cumulative mixes over layers 0..l."""
-        # The mix's own training sample (the same words ScalarMixProbe would draw), with
-        # every layer read once for all the mixes: (L, 50k, D) float16, not (L, 204k, D).
-        tr = self.trains[self.seed].subsample(MIX_MAX_TRAIN_WORDS, seed=self.seed)
-        dev = self.dev
-        y_dev = None if dev is None else dev.labels
+        """The mix over all layers and, for Tenney et al.'s own centre of gravity, the
+        cumulative mixes over layers 0..l: per seed, on that seed's training words, the
+        same words as its single-layer probes (issue 27: mixes trained on fewer words than
+        their members fell below them). Rows are means over seeds, intervals paired."""
         n = len(layer_ids)
         order = {layer: i for i, layer in enumerate(self.test.layer_ids)}
         pos = [order[layer] for layer in layer_ids]
         sel = slice(None) if pos == list(range(len(order))) else pos  # a slice copies nothing
-        # Standardised once for every mix (a layer's statistics do not depend on the others):
-        # float32 (L, 50k, D); the float16 sample goes before dev and test are read.
-        X_tr, (mean, std) = standardise_layers(tr.layers[sel])
         X_te = self.test.layers[sel]
+        dev = self.dev
         X_dev = None if dev is None else dev.layers[sel]
+        y_dev = None if dev is None else dev.labels
+        ks = list(range(1 if cumulative else n, n + 1))
+        preds: dict[int, list[np.ndarray]] = {k: [] for k in ks}
+        top: dict[int, ScalarMixProbe] = {}  # per seed, the mix over every layer
+        standardised = None
+        for s in self.seeds:
+            tr = self.trains[s]
+            if standardised is None or not self.same_train:
+                # Standardised once for every mix of the seed (a layer's statistics do not
+                # depend on the others): float32 (L, n_train, D), 2.2 GB for minilm-l6 on
+                # all of UD-EWT; the seeds share it when they share their words.
+                standardised = None  # the previous seed's copy goes first
+                standardised = standardise_layers(tr.layers[sel])
+            X_tr, (mean, std) = standardised
+            for k in ks:
+                probe = ScalarMixProbe(max_train_words=None, random_state=s)
+                probe.fit(
+                    X_tr[:k],
+                    tr.labels,
+                    None if X_dev is None else X_dev[:k],
+                    y_dev,
+                    layers=layer_ids[:k],
+                    standardised=(mean[:k], std[:k]),
+                )
+                preds[k].append(probe.predict(X_te[:k]))
+                if k == n:
+                    top[s] = probe
+                self._step()
+        del standardised
         cum_draws, cum_points = [], []
-        for k in range(1 if cumulative else n, n + 1):
+        for k in ks:
             sub = layer_ids[:k]
-            probe = ScalarMixProbe(max_train_words=MIX_MAX_TRAIN_WORDS, random_state=self.seed)
-            probe.fit(
-                X_tr[:k],
-                tr.labels,
-                None if X_dev is None else X_dev[:k],
-                y_dev,
-                layers=sub,
-                standardised=(mean[:k], std[:k]),
-            )
-            pred = probe.predict(X_te[:k])
-            point, draws = self.boot.draws(self.y_te, pred, "accuracy")
-            cum_points.append(point)
-            cum_draws.append(draws)
-            self._check_mix(sub, point, draws)
+            t = [self.boot.draws(self.y_te, p, "accuracy") for p in preds[k]]
+            points, draws = [v for v, _ in t], [d for _, d in t]
+            mix = Replicates(f"mix 0..{sub[-1]}", points, draws, "test", tuple(self.seeds))
+            self._check_mix(sub, mix)
+            cum_points.append(float(np.mean(points)))
+            cum_draws.append(np.mean(draws, axis=0))  # the seed mean's replicates
             if k < n:
-                est = seed_estimate([point], [draws], self.test.n_words)
-                self.add("cumulative_mix", sub[-1], "accuracy", est, selected_on="dev")
-            self._step()
+                est = seed_estimate(points, draws, self.test.n_words)
+                self.add(
+                    "cumulative_mix", sub[-1], "accuracy", est, seeds=len(points), selected_on="dev"
+                )
         self.score(
-            "scalar_mix", None, self.y_te, [pred], ("accuracy", "macro_f1"), selected_on="dev"
+            "scalar_mix", None, self.y_te, preds[n], ("accuracy", "macro_f1"), selected_on="dev"
         )
         acc = next(
             r
             for r in reversed(self.rows)
             if r["probe"] == "scalar_mix" and r["metric"] == "accuracy"
         )
+        first = top[self.seed]
         self.mix = {
             "layers": list(layer_ids),
-            "weights": [float(w) for w in probe.weights_],
-            "gamma": float(probe.gamma_),
-            "expected_layer": expected_layer(probe.weights_, layer_ids),
+            "weights": [float(w) for w in first.weights_],
+            "gamma": float(first.gamma_),
+            "expected_layer": expected_layer(first.weights_, layer_ids),
+            "weights_by_seed": {str(s): [float(w) for w in p.weights_] for s, p in top.items()},
             "accuracy": acc["value"],
             "ci_low": acc["ci_low"],
             "ci_high": acc["ci_high"],
-            "max_train_words": MIX_MAX_TRAIN_WORDS,
+            "seeds": list(self.seeds),
+            "train_words": self.trains[self.seed].n_words,
+            "train_words_note": "each seed's mixes are trained on that seed's single-layer "
+            "training words",
         }
         if cumulative and n > 1:
             cum = np.array(cum_points)
