@@ -30,6 +30,7 @@ UD_TEST="${UD_TEST:-all}"                    # UD-EWT test sentences (all: 2,077
 SEMCOR_TEST="${SEMCOR_TEST:-all}"            # SemCor test sentences (all: 2,555)
 SEEDS="${SEEDS:-3}"
 EDGE_SENTENCES="${EDGE_SENTENCES:-4000}"     # deprel and structural probes: training sentences
+STRUCT_SENTENCES="${STRUCT_SENTENCES:-$EDGE_SENTENCES}"  # structural probes: training sentences
 OUT=results
 mkdir -p "$STATE" "$OUT"
 [[ "${FORCE:-0}" == 1 ]] && rm -f "$STATE"/*.done
@@ -91,7 +92,8 @@ for task in supersense wsd; do
 done
 for task in dep-distance dep-depth; do  # structural probes (Hewitt & Manning), rank 128
   for model in $MODELS; do
-    probe "$model" "$task" ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
+    # Every word of the training sentences (--max-train-words does not apply to them).
+    probe "$model" "$task" ud-ewt "$STRUCT_SENTENCES" "$UD_TEST" \
       --seeds "$SEEDS"  # issue 27: structural probes with seeds too
   done
 done
