@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    refuse_shipped(output_files(args), getattr(args, "overwrite", False))
+    refuse_shipped(output_files(args, settings), getattr(args, "overwrite", False))
     from probing.cli.preflight import preflight
 
     out = writable_folder(args.out)  # before the estimate and the run: nothing computed is lost
@@ -120,13 +120,13 @@ def command(settings: ProbeSettings, args: argparse.Namespace) -> str:
     )
 
 
-def output_files(args: argparse.Namespace) -> list[Path]:
+def output_files(args: argparse.Namespace, settings: ProbeSettings | None = None) -> list[Path]:
     """Every file the run writes: per task name (a sentence task writes one per pooling
     strategy, ``genre-cls`` …) the CSV, JSON and HTML, and with ``--save-probes`` the probes'
     JSON and safetensors. The shipped-file guard checks exactly these."""
     from probing.probes.saved import probe_dir
 
-    settings = ProbeSettings.from_args(args)
+    settings = settings or ProbeSettings.from_args(args)  # run() hands its own in
     task, dataset = settings.spec, settings.dataset_name
     if task.kind == "sentence":
         from probing.cli.sentence_probe import strategies

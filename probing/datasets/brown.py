@@ -25,7 +25,7 @@ from pathlib import Path
 
 from probing.datasets.registry import dataset_path
 from probing.datasets.splits import Split, semcor_split
-from probing.datasets.types import Sentence
+from probing.datasets.types import Sentence, in_folder
 
 _FILE_RE = re.compile(r"^c[a-r]\d\d$")
 # "-T"/"-N" appear truncated in a handful of tags (``FW-IN+AT-T``, ``PPSS+BER-N``).
@@ -47,9 +47,17 @@ def brown_split(file_id: str) -> Split:
     return semcor_split("br-" + file_id[1:])
 
 
-def brown_files(data_dir: str | Path | None = None) -> list[str]:
+def _folder(data_dir: str | Path | None, folder: Path | None) -> Path:
+    """The Brown folder: the one handed in (its genre list checked), else the data dir's."""
+    if folder is None:
+        return dataset_path("brown", data_dir)
+    in_folder("brown", folder, "cats.txt")
+    return folder
+
+
+def brown_files(data_dir: str | Path | None = None, *, folder: Path | None = None) -> list[str]:
     """All Brown file ids present, sorted (``ca01`` ... ``cr09``)."""
-    folder = dataset_path("brown", data_dir)
+    folder = _folder(data_dir, folder)
     return sorted(p.name for p in folder.iterdir() if _FILE_RE.match(p.name))
 
 
@@ -79,6 +87,8 @@ def read_brown(
     split: str | Iterable[str] | None = None,
     data_dir: str | Path | None = None,
     files: Iterable[str] | None = None,
+    *,
+    folder: Path | None = None,
 ) -> Iterator[Sentence]:
     """Sentences of the Brown corpus, file by file in file-id order.
 
@@ -86,14 +96,15 @@ def read_brown(
         split: ``train``/``dev``/``test`` (or several); ``None`` for all files.
         data_dir: data folder (default: the data-dir setting).
         files: read only these file ids (still in sorted order).
+        folder: the Brown folder itself (the registry hands it in; ``data_dir`` unused).
 
     Yields:
         Sentence with labels ``pos`` (normalised) and ``pos_raw``; ``meta["genre"]``.
     """
-    folder = dataset_path("brown", data_dir)
+    folder = _folder(data_dir, folder)
     wanted = {split} if isinstance(split, str) else (set(split) if split is not None else None)
     genres = _categories(folder)
-    chosen = sorted(files) if files is not None else brown_files(data_dir)
+    chosen = sorted(files) if files is not None else brown_files(folder=folder)
     for file_id in chosen:
         part = brown_split(file_id)
         if wanted is not None and part not in wanted:
@@ -135,9 +146,9 @@ def brown_words(
                     yield [_split_token(t)[0] for t in tokens]
 
 
-def brown_split_files(split: str) -> list[Path]:
-    """The files whose bytes determine a split's sentences: its files, ``cats.txt`` (the
-    genres) and this reader."""
-    folder = dataset_path("brown")
-    files = [folder / f for f in brown_files() if brown_split(f) == split]
+def brown_split_files(split: str, folder: Path | None = None) -> list[Path]:
+    """The files whose bytes determine a split's sentences (in ``folder``, the Brown folder
+    the registry hands in): its files, ``cats.txt`` (the genres) and this reader."""
+    folder = _folder(None, folder)
+    files = [folder / f for f in brown_files(folder=folder) if brown_split(f) == split]
     return files + [folder / "cats.txt", Path(__file__)]

@@ -1,7 +1,9 @@
 """What data sets ContextLens knows, where they live, where to get them and how to read them.
 
 Each entry names its reader and its ``files(split)`` as ``"module:function"``: the reader
-modules import this one (for :func:`dataset_path`), so they are looked up when first used.
+modules import this one (for :func:`dataset_path`, their own callers' way to the data), so
+they are looked up when first used. The registry hands a reader its folder; a reader never
+asks the registry back while it reads.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from probing import config
+from probing.datasets.types import not_found_message
 from probing.errors import DatasetNotFoundError, UnknownSplitError
 
 if TYPE_CHECKING:
@@ -33,9 +36,11 @@ class DatasetInfo:
         label_sets: label-set names the reader yields per word.
         required: files (relative to ``folder``) that must exist for the reader to work.
         reader: ``"module:function"`` of the sentence reader, called as
-            ``(split or splits or None, data_dir)``; empty for a lexicon (WordNet).
-        split_files: ``"module:function"`` giving, for a split, the files whose bytes
-            determine its sentences (the feature cache's fingerprint).
+            ``(split or splits or None, folder=FOLDER)`` with the data set's folder handed
+            in (the reader checks its own files there; it never asks the registry back);
+            empty for a lexicon (WordNet).
+        split_files: ``"module:function"`` giving, for ``(split, FOLDER)``, the files whose
+            bytes determine its sentences (the feature cache's fingerprint).
     """
 
     name: str
@@ -62,7 +67,7 @@ class DatasetInfo:
             raise ValueError(f"{self.name!r} is a lexicon, not a corpus of sentences.")
         for part in [split] if isinstance(split, str) else list(split or ()):
             self.check_split(part)
-        return _function(self.reader)(split, data_dir)
+        return _function(self.reader)(split, folder=self.path(data_dir, required=()))
 
     def check_split(self, split: str) -> None:
         """Raises UnknownSplitError (a ValueError) naming the splits when ``split`` is not one."""
@@ -72,7 +77,22 @@ class DatasetInfo:
                 f"{', '.join(self.splits) or '(none: a lexicon)'}."
             )
 
-    def files(self, split: str) -> list[Path]:
+    def path(
+        self, data_dir: str | Path | None = None, required: Sequence[str] | None = None
+    ) -> Path:
+        """The data set's folder, checked to hold its ``required`` files (default: all).
+
+        Raises:
+            DatasetNotFoundError: a required file is missing; the message says how to fix it.
+        """
+        root = resolve_data_dir(data_dir)
+        folder = root / self.folder
+        for rel in self.required if required is None else required:
+            if not (folder / rel).exists():
+                raise DatasetNotFoundError(not_found_message(self.name, folder / rel, root))
+        return folder
+
+    def files(self, split: str, data_dir: str | Path | None = None) -> list[Path]:
         """The files whose bytes determine ``split``'s sentences, the reader's source included."""
         if not self.split_files:
             raise KeyError(
@@ -80,7 +100,7 @@ class DatasetInfo:
                 f"{', '.join(corpus_names())}."
             )
         self.check_split(split)
-        return _function(self.split_files)(split)
+        return _function(self.split_files)(split, self.path(data_dir, required=()))
 
 
 def _function(ref: str) -> Callable[..., Any]:
@@ -186,20 +206,4 @@ def dataset_path(
     Raises:
         DatasetNotFoundError: a required file is missing; the message says how to fix it.
     """
-    info = get_dataset(name)
-    root = resolve_data_dir(data_dir)
-    folder = root / info.folder
-    for rel in info.required if required is None else required:
-        path = folder / rel
-        if not path.exists():
-            raise DatasetNotFoundError(not_found_message(info, path, root))
-    return folder
-
-
-def not_found_message(info: DatasetInfo, path: Path, root: Path) -> str:
-    """The how-to-get-it message for a missing file of ``info``."""
-    return (
-        f"Data set {info.name!r} not found: expected {path}. The data folder is {root} "
-        "(set it with CONTEXTLENS_DATA_DIR or --data-dir). "
-        f"Get the data with: python -m probing data download {info.name}"
-    )
+    return get_dataset(name).path(data_dir, required)

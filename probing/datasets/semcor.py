@@ -46,7 +46,7 @@ from pathlib import Path
 from probing.datasets import splits
 from probing.datasets.registry import dataset_path
 from probing.datasets.splits import semcor_split
-from probing.datasets.types import Sentence
+from probing.datasets.types import Sentence, in_folder
 from probing.datasets.wordnet import LEXNAMES
 from probing.errors import DataFormatError
 
@@ -80,14 +80,19 @@ _ADJ_MARK_RE = re.compile(r"\((?:a|p|ip)\)")
 
 
 def semcor_documents(
-    data_dir: str | Path | None = None, parts: Iterable[str] = DEFAULT_PARTS
+    data_dir: str | Path | None = None,
+    parts: Iterable[str] = DEFAULT_PARTS,
+    *,
+    folder: Path | None = None,
 ) -> list[tuple[str, Path]]:
-    """``(doc id, path)`` of every document in ``parts``, part by part, sorted by id."""
+    """``(doc id, path)`` of every document in ``parts``, part by part, sorted by id
+    (in ``folder`` when the registry hands it in, else the data dir's SemCor folder)."""
     parts = tuple(parts)
-    folder = dataset_path("semcor", data_dir, required=[f"{p}/tagfiles" for p in parts])
+    if folder is None:
+        folder = dataset_path("semcor", data_dir, required=[f"{p}/tagfiles" for p in parts])
     docs: list[tuple[str, Path]] = []
     for part in parts:
-        tagfiles = folder / part / "tagfiles"
+        tagfiles = in_folder("semcor", folder, f"{part}/tagfiles")
         docs.extend((p.name, p) for p in sorted(tagfiles.iterdir()) if p.name.startswith("br-"))
     return docs
 
@@ -168,6 +173,8 @@ def read_semcor(
     split: str | Iterable[str] | None = None,
     data_dir: str | Path | None = None,
     parts: Iterable[str] = DEFAULT_PARTS,
+    *,
+    folder: Path | None = None,
 ) -> Iterator[Sentence]:
     """SemCor sentences, document by document (see the module doc for the labels).
 
@@ -175,15 +182,16 @@ def read_semcor(
         split: ``train``/``dev``/``test`` (or several); ``None`` for all documents.
         data_dir: data folder (default: the data-dir setting).
         parts: SemCor parts to read; default ``brown1`` + ``brown2``.
+        folder: the SemCor folder itself (the registry hands it in; ``data_dir`` unused).
     """
     wanted = {split} if isinstance(split, str) else (set(split) if split is not None else None)
-    for doc_id, path in semcor_documents(data_dir, parts):
+    for doc_id, path in semcor_documents(data_dir, parts, folder=folder):
         if wanted is None or semcor_split(doc_id) in wanted:
             yield from _read_doc(doc_id, path)
 
 
-def semcor_split_files(split: str) -> list[Path]:
-    """The files whose bytes determine a split's sentences: its documents, this reader and
-    the split rule."""
-    docs = [p for doc, p in semcor_documents() if semcor_split(doc) == split]
+def semcor_split_files(split: str, folder: Path | None = None) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its documents (in ``folder``,
+    the SemCor folder the registry hands in), this reader and the split rule."""
+    docs = [p for doc, p in semcor_documents(folder=folder) if semcor_split(doc) == split]
     return docs + [Path(__file__), Path(splits.__file__)]

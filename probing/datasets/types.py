@@ -1,8 +1,30 @@
-"""The sentence type every data-set reader yields."""
+"""The sentence type every data-set reader yields, and the check of a file in the folder a
+reader was handed (readers never call back into the registry while reading)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from probing.errors import DatasetNotFoundError
+
+
+def not_found_message(name: str, path: Path, root: Path) -> str:
+    """The how-to-get-it message for a missing file of data set ``name``."""
+    return (
+        f"Data set {name!r} not found: expected {path}. The data folder is {root} "
+        "(set it with CONTEXTLENS_DATA_DIR or --data-dir). "
+        f"Get the data with: python -m probing data download {name}"
+    )
+
+
+def in_folder(name: str, folder: Path, rel: str) -> Path:
+    """``folder / rel``, a file of data set ``name`` in the folder its reader was handed;
+    DatasetNotFoundError (with the how-to-get-it message) if it is missing."""
+    path = folder / rel
+    if not path.exists():
+        raise DatasetNotFoundError(not_found_message(name, path, folder.parent))
+    return path
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 import conllu
 
 from probing.datasets.registry import dataset_path
-from probing.datasets.types import Sentence
+from probing.datasets.types import Sentence, in_folder
 from probing.errors import UnknownSplitError
 
 UD_SPLITS = ("train", "dev", "test")
@@ -73,17 +73,22 @@ def conllu_sentence(
     )
 
 
-def ud_file(split: str, data_dir: str | Path | None = None) -> Path:
-    """Path of the EWT CoNLL-U file of ``split``; DatasetNotFoundError if missing."""
+def ud_file(split: str, data_dir: str | Path | None = None, *, folder: Path | None = None) -> Path:
+    """Path of the EWT CoNLL-U file of ``split`` (in ``folder`` when the registry hands it
+    in, else in the data dir's EWT folder); DatasetNotFoundError if missing."""
     if split not in UD_SPLITS:
         raise UnknownSplitError(
             f"Unknown UD split {split!r}; choose one of: {', '.join(UD_SPLITS)}."
         )
     name = f"en_ewt-ud-{split}.conllu"
+    if folder is not None:
+        return in_folder("ud-ewt", folder, name)
     return dataset_path("ud-ewt", data_dir, required=[name]) / name
 
 
-def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence]:
+def read_ud(
+    split: str, data_dir: str | Path | None = None, *, folder: Path | None = None
+) -> Iterator[Sentence]:
     """Sentences of one EWT split, in file order.
 
     Yields:
@@ -92,7 +97,7 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
         subtypes like ``nmod:poss`` kept); ``sent_id`` from the file;
         ``doc_id`` from the last ``newdoc id`` comment; ``meta["text"]`` the raw text.
     """
-    path = ud_file(split, data_dir)
+    path = ud_file(split, data_dir, folder=folder)
     doc_id = split
     with open(path, encoding="utf-8") as f:
         for n, tokens in enumerate(
@@ -104,13 +109,17 @@ def read_ud(split: str, data_dir: str | Path | None = None) -> Iterator[Sentence
 
 
 def read_ud_splits(
-    split: str | Iterable[str] | None = None, data_dir: str | Path | None = None
+    split: str | Iterable[str] | None = None,
+    data_dir: str | Path | None = None,
+    *,
+    folder: Path | None = None,
 ) -> Iterator[Sentence]:
     """Sentences of one EWT split, of several, or (``None``) of all three in order."""
     splits = [split] if isinstance(split, str) else list(split or UD_SPLITS)
-    return (s for part in splits for s in read_ud(part, data_dir))
+    return (s for part in splits for s in read_ud(part, data_dir, folder=folder))
 
 
-def ud_split_files(split: str) -> list[Path]:
-    """The files whose bytes determine a split's sentences: its CoNLL-U file and this reader."""
-    return [ud_file(split), Path(__file__)]
+def ud_split_files(split: str, folder: Path | None = None) -> list[Path]:
+    """The files whose bytes determine a split's sentences: its CoNLL-U file (in ``folder``,
+    the EWT folder the registry hands in) and this reader."""
+    return [ud_file(split, folder=folder), Path(__file__)]

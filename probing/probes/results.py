@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from probing.probes.meta import RunMeta
-from probing.probes.tasks import get_task
+from probing.probes.tasks import Task, get_task
 
 # Probes with one row per layer (the others are baselines, mixes and summaries).
 PER_LAYER_PROBES = ("linear", "1nn", "structural")
@@ -96,10 +97,15 @@ class ProbeResults:
         if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
             self.meta = RunMeta.from_dict(self.meta)
 
+    @cached_property
+    def spec(self) -> Task:
+        """The task's registry entry, looked up once per results object."""
+        return get_task(self.task)
+
     @property
     def metric(self) -> str:
         """The headline metric (``accuracy`` or ``f1``)."""
-        return get_task(self.task).metric
+        return self.spec.metric
 
     def layer_scores(self, metric: str | None = None) -> pd.DataFrame:
         """Per-layer rows of the per-layer probe for ``metric`` (default: headline), by layer."""

@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 from probing.encoding import POOLINGS
@@ -216,9 +217,11 @@ class ProbeSettings:
 
     # -- derived -----------------------------------------------------------------------
 
-    @property
+    @cached_property
     def spec(self) -> Task:
-        """The task's registry entry (UnknownTaskError if there is none)."""
+        """The task's registry entry (UnknownTaskError if there is none), looked up once per
+        settings object (``cached_property`` writes the instance's ``__dict__``, which a
+        frozen dataclass allows; fields, equality and ``replace`` do not see it)."""
         return get_task(self.task)
 
     @property

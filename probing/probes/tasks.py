@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from probing.errors import TaskLabelsMissingError, UnknownTaskError
 
@@ -81,29 +81,28 @@ class Task:
     lens: bool = False
     variant: str = ""
 
-    @property
-    def metric(self) -> str:
-        """The headline score: accuracy for tagging, F1 for WSD, else ``headline``."""
-        return self.headline or ("f1" if self.kind == "wsd" else "accuracy")
+    # Derived once from the fields above (plain attributes, not properties: a run reads them
+    # at every layer and table row, and reading a record should not call into this module).
+    # metric: the headline score (accuracy for tagging, F1 for WSD, else ``headline``);
+    # probe_name: the per-layer probe as figures name it; baselines: the baseline rows its
+    # runs report (``probe`` names, no layer); uploadable: an uploaded file can be probed;
+    # layering: drawn on the Layering page.
+    metric: str = field(init=False, repr=False)
+    probe_name: str = field(init=False, repr=False)
+    baselines: tuple[str, ...] = field(init=False, repr=False)
+    uploadable: bool = field(init=False, repr=False)
+    layering: bool = field(init=False, repr=False)
 
-    @property
-    def probe_name(self) -> str:
-        """The per-layer probe, as figures name it."""
-        return PROBE_NAMES.get(self.kind, "linear probe")
-
-    @property
-    def baselines(self) -> tuple[str, ...]:
-        """The baseline rows its runs report (``probe`` names, no layer)."""
-        return BASELINES[self.kind]
-
-    @property
-    def uploadable(self) -> bool:
-        return self.upload_field is not None
-
-    @property
-    def layering(self) -> bool:
-        """Drawn on the Layering page."""
-        return bool(self.colour)
+    def __post_init__(self) -> None:
+        derived = {
+            "metric": self.headline or ("f1" if self.kind == "wsd" else "accuracy"),
+            "probe_name": PROBE_NAMES.get(self.kind, "linear probe"),
+            "baselines": BASELINES[self.kind],
+            "uploadable": self.upload_field is not None,
+            "layering": bool(self.colour),
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     def runner(self) -> Callable:
         """The function that runs this task on extracted features (imported now)."""
