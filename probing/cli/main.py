@@ -72,11 +72,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.tuned_lens",
         "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",
     ),
-    # options from a torch-free module: `--help` answers at once; the run imports torch
-    "train-elmo": ("probing.training.cli_args", "train the embedded ELMo-mini bi-LM"),
-    "train-mlm-head": ("probing.training.cli_args", "train the embedded fill-mask head"),
+    # options from a torch-free module (training/cli_args.py): `--help` answers at once; the
+    # run imports torch
+    "train-elmo": ("probing.cli.train", "train the embedded ELMo-mini bi-LM"),
+    "train-mlm-head": ("probing.cli.train", "train the embedded fill-mask head"),
     "train-elmo-softmax": (
-        "probing.training.cli_args",
+        "probing.cli.train",
         "fit ELMo-mini's LM softmax on its frozen encoder (forward/backward next-word LM)",
     ),
 }

@@ -22,16 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.interventions.agreement import AgreementCase
 from probing.interventions.erasure import Eraser
-from probing.interventions.erasure_run import ErasureSpec, _LMEffect
 from probing.interventions.hooks import require_bilm
+from probing.interventions.lm_effect import MaskedLMEffect, any_field
 from probing.interventions.masked_words import WordScores
 from probing.interventions.recompute import LayerHook, elmo_states, replacing, word_mask
+
+if TYPE_CHECKING:
+    from probing.interventions.erasure_run import ErasureSpec
 
 HookFactory = Callable[[torch.Tensor], LayerHook]  # (B, T) word mask -> hook
 ROLES_LM = ("subject", "attractor", "last word", "other")
@@ -102,16 +106,15 @@ def score_words(
     return WordScores(np.concatenate(losses), np.concatenate(correct), np.asarray(sent))
 
 
-class BiLMEffect(_LMEffect):
+class BiLMEffect(MaskedLMEffect):
     """Erasure's LM effect for ELMo: bi-LM loss / top-1 on the held-out sentences' words with
     layer ``l`` erased (later layers recomputed) or randomly erased."""
 
     def __init__(self, encoder, dataset: str, spec: ErasureSpec) -> None:  # noqa: ANN001
         from probing.interventions.data import labelled_sample
-        from probing.interventions.erasure_run import _any_field
         from probing.interventions.stats import PairedBootstrap
 
-        held = labelled_sample(dataset, "test", _any_field(dataset), spec.heldout_sentences)
+        held = labelled_sample(dataset, "test", any_field(dataset), spec.heldout_sentences)
         self.encoder = encoder
         self.sentences = held.sentences
         self.clean = score_words(encoder, self.sentences)

@@ -1,6 +1,7 @@
 """Options of ``train-elmo`` and ``train-mlm-head``, in a module without torch: the CLI
 builds a command's parser from here, so ``--help`` answers at once (it took 12 s while the
-training modules loaded torch first); the run imports the training module.
+training modules loaded torch first); :mod:`probing.cli.train` runs the training module (the
+training modules import their options from here, so this module imports none of them).
 """
 
 from __future__ import annotations
@@ -72,13 +73,6 @@ def add_train_elmo_arguments(parser: argparse.ArgumentParser) -> argparse.Argume
     return parser
 
 
-def run_train_elmo(args: argparse.Namespace) -> int:
-    """``python -m probing train-elmo``: :func:`probing.training.elmo_lm.run`."""
-    from probing.training.elmo_lm import run
-
-    return run(args)
-
-
 def add_train_elmo_softmax_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Options of ``python -m probing train-elmo-softmax`` (:mod:`probing.training.elmo_softmax`)."""
     a = parser.add_argument
@@ -109,13 +103,6 @@ def add_train_elmo_softmax_arguments(parser: argparse.ArgumentParser) -> argpars
     a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev (as training)")
     a("--log-every", type=int, default=100, help="softmax steps between log lines")
     return parser
-
-
-def run_train_elmo_softmax(args: argparse.Namespace) -> int:
-    """``python -m probing train-elmo-softmax``: :func:`probing.training.elmo_softmax.run`."""
-    from probing.training.elmo_softmax import run
-
-    return run(args)
 
 
 def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,10 +141,3 @@ def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FOLDER",
         help="only rewrite FOLDER/README.md from its training_log.json, then exit",
     )
-
-
-def run_train_mlm_head(args: argparse.Namespace) -> int:
-    """``python -m probing train-mlm-head``: :func:`probing.training.mlm_head.run`."""
-    from probing.training.mlm_head import run
-
-    return run(args)

@@ -11,25 +11,9 @@ _spec = importlib.util.spec_from_file_location("import_cycles", ROOT / "bench" /
 ic = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ic)
 
-# Packages other streams were reworking while issue 26 ran (probing/training/ and
-# probing/interventions/, not edited by issue 26a), whose circles are theirs to break; every
-# other circle fails. When one of these has none left, the test says so: drop it from here.
-ELSEWHERE = ("probing.training.", "probing.interventions.")
-
-
-def _theirs(circle: list[str]) -> bool:
-    return all(m.startswith(ELSEWHERE) for m in circle)
-
 
 def test_no_import_circle_in_probing() -> None:
-    found = ic.cycles(ic.graph("probing", ROOT))
-    assert [c for c in found if not _theirs(c)] == []
-
-
-def test_packages_excused_above_still_have_a_circle() -> None:
-    found = ic.cycles(ic.graph("probing", ROOT))
-    for prefix in ELSEWHERE:
-        assert any(c[0].startswith(prefix) for c in found), f"{prefix} has none: drop it"
+    assert ic.cycles(ic.graph("probing", ROOT)) == []
 
 
 def test_probes_never_import_analyses() -> None:

@@ -1,0 +1,43 @@
+"""CLI commands ``train-elmo``, ``train-elmo-softmax`` and ``train-mlm-head``: their options
+come from the torch-free :mod:`probing.training.cli_args` (``--help`` answers at once); a run
+imports its training module (torch) only then."""
+
+from __future__ import annotations
+
+import argparse
+
+from probing.training.cli_args import (
+    add_train_elmo_arguments,
+    add_train_elmo_softmax_arguments,
+    add_train_mlm_head_arguments,
+)
+
+__all__ = [
+    "add_train_elmo_arguments",
+    "add_train_elmo_softmax_arguments",
+    "add_train_mlm_head_arguments",
+    "run_train_elmo",
+    "run_train_elmo_softmax",
+    "run_train_mlm_head",
+]
+
+
+def run_train_elmo(args: argparse.Namespace) -> int:
+    """``python -m probing train-elmo``: :func:`probing.training.elmo_lm.run`."""
+    from probing.training.elmo_lm import run
+
+    return run(args)
+
+
+def run_train_elmo_softmax(args: argparse.Namespace) -> int:
+    """``python -m probing train-elmo-softmax``: :func:`probing.training.elmo_softmax.run`."""
+    from probing.training.elmo_softmax import run
+
+    return run(args)
+
+
+def run_train_mlm_head(args: argparse.Namespace) -> int:
+    """``python -m probing train-mlm-head``: :func:`probing.training.mlm_head.run`."""
+    from probing.training.mlm_head import run
+
+    return run(args)
