@@ -2,6 +2,10 @@
 
 Stored as a flat JSON object (the ``meta`` of ``results/*.json``); fields a run did not set
 are left out, and keys this version does not know are kept in ``extra`` and written back.
+The run's settings are one :class:`~probing.probes.settings.ProbeSettings`
+(``RunMeta.settings``); the four of them stored runs have always shown as flat keys
+(:data:`FROM_SETTINGS`) are read from it, not kept a second time, and a stored run's keys
+become its settings again when it is read.
 """
 
 from __future__ import annotations
@@ -9,8 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from probing.probes.settings import ProbeSettings
+
 # Written even when None: None means "no cap" (all sentences, all words).
 _KEEP_NONE = frozenset({"max_train_sentences", "max_train_words"})
+
+# Settings a run's meta shows as flat keys: views of ``RunMeta.settings``. A key is written
+# once the run (or the file read) has recorded it, as runs always did: an upload records its
+# pooling but no seed, a sentence run its seed but no pooling.
+FROM_SETTINGS = ("pooling", "max_train_sentences", "seed", "n_boot")
+
+# The flat JSON's key order (what runs have always written), settings keys in their places.
+_ORDER = (
+    "encoder",
+    "layer_names",
+    "label_field",
+    "pooling",
+    "max_train_sentences",
+    "n_words_encoded",
+    "split_rule",
+    "n_sentences",
+    "layers",
+    "seed",
+    "n_boot",
+)
 
 
 @dataclass
@@ -18,12 +44,17 @@ class RunMeta:
     """Settings, sizes and timings of one probe run.
 
     Attributes:
+        settings: the run's :class:`ProbeSettings` (None: a run that recorded none of
+            them); ``pooling`` (how pieces became words), ``max_train_sentences`` (the cap
+            asked for, None = all), ``seed`` and ``n_boot`` (bootstrap replicates) are read
+            from it, as properties.
+        recorded: which of those the stored ``meta`` shows (:data:`FROM_SETTINGS`).
         encoder: the model's name; layer_names: its layers' names, input layer first.
-        label_field: the data set's label column; pooling: how pieces became words.
-        max_train_sentences, max_train_words: the caps asked for (None = all).
+        label_field: the data set's label column.
+        max_train_words: the training-word cap the probes used (None = all).
         n_words_encoded: words through the encoder over all splits.
         split_rule, n_sentences: for an uploaded file, how it was split and its size.
-        layers: the layers probed; seed; n_boot: bootstrap replicates; bootstrap_unit:
+        layers: the layers probed; bootstrap_unit:
             what the bootstrap resamples ("sentence"; "word" in runs stored before).
         n_train_sentences, n_dev_sentences, n_test_sentences; eval_split.
         timing_s: seconds per stage (``extract``, ``fit``).
@@ -38,17 +69,15 @@ class RunMeta:
         extra: keys written by other versions, kept as they are.
     """
 
+    settings: ProbeSettings | None = None
+    recorded: frozenset[str] = frozenset()
     encoder: str | None = None
     layer_names: list[str] = field(default_factory=list)
     label_field: str | None = None
-    pooling: str | None = None
-    max_train_sentences: int | None = None
     n_words_encoded: int | None = None
     split_rule: str | None = None
     n_sentences: int | None = None
     layers: list[int] = field(default_factory=list)
-    seed: int | None = None
-    n_boot: int | None = None
     bootstrap_unit: str = "word"
     max_train_words: int | None = None
     n_train_sentences: int | None = None
@@ -84,25 +113,51 @@ class RunMeta:
     command: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    # -- the settings' flat keys: views of ``settings`` ---------------------------------
+
+    def _setting(self, name: str) -> Any:
+        return getattr(self.settings, name) if name in self.recorded else None
+
+    def record(self, **values: Any) -> None:
+        """Record settings (of :data:`FROM_SETTINGS`) in ``settings`` and show them."""
+        base = self.settings if self.settings is not None else ProbeSettings()
+        self.settings = base.replace(**values)
+        self.recorded = self.recorded | set(values)
+
+    pooling = property(
+        lambda self: self._setting("pooling"), lambda self, v: self.record(pooling=v)
+    )
+    max_train_sentences = property(
+        lambda self: self._setting("max_train_sentences"),
+        lambda self, v: self.record(max_train_sentences=v),
+    )
+    seed = property(lambda self: self._setting("seed"), lambda self, v: self.record(seed=v))
+    n_boot = property(lambda self: self._setting("n_boot"), lambda self, v: self.record(n_boot=v))
+
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> RunMeta:
-        """Read a stored ``meta`` object (any version's)."""
-        known = {f.name for f in fields(cls)} - {"extra"}
+    def from_dict(cls, d: dict[str, Any] | None, **run: Any) -> RunMeta:
+        """Read a stored ``meta`` object (any version's); ``run``: the run's ``model``,
+        ``task`` and ``dataset``, completing the settings its keys give."""
         d = d or {}
-        meta = cls(**{k: v for k, v in d.items() if k in known})
-        meta.extra = {k: v for k, v in d.items() if k not in known}
+        meta = cls(**{k: v for k, v in d.items() if k in _FIELDS})
+        given = {k: d[k] for k in FROM_SETTINGS if k in d}
+        if given or run:
+            meta.settings = ProbeSettings().replace(**run, **given)
+            meta.recorded = frozenset(given)
+        meta.extra = {k: v for k, v in d.items() if k not in _FIELD_NAMES}
         return meta
 
     def to_dict(self) -> dict[str, Any]:
-        """The flat JSON object, fields in declaration order, unset ones left out."""
+        """The flat JSON object, keys in the order runs have always written them, unset
+        ones left out."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "extra" or (value is None and f.name not in _KEEP_NONE):
+        for name in _KEYS:
+            value = getattr(self, name)
+            if value is None and name not in _KEEP_NONE:
                 continue
-            if f.name in ("layer_names", "layers", "timing_s", "seeds") and not value:
+            if name in ("layer_names", "layers", "timing_s", "seeds") and not value:
                 continue
-            out[f.name] = value
+            out[name] = value
         out.update(self.extra)
         return out
 
@@ -135,4 +190,8 @@ class RunMeta:
         return default if value is None else value
 
 
-_FIELD_NAMES = frozenset(f.name for f in fields(RunMeta)) - {"extra"}
+# Stored fields (not the settings, the bookkeeping of which are shown, or ``extra``).
+_FIELDS = frozenset(f.name for f in fields(RunMeta)) - {"settings", "recorded", "extra"}
+# The flat keys, in the order written; and every key this version knows.
+_KEYS = (*_ORDER, *(f.name for f in fields(RunMeta) if f.name in _FIELDS - set(_ORDER)))
+_FIELD_NAMES = frozenset(_KEYS)

@@ -95,7 +95,11 @@ class ProbeResults:
 
     def __post_init__(self) -> None:
         if isinstance(self.meta, dict):  # the plain-dict form stored files (and older code) use
-            self.meta = RunMeta.from_dict(self.meta)
+            self.meta = RunMeta.from_dict(self.meta, **self._run())
+
+    def _run(self) -> dict[str, str]:
+        """The run's names, completing the settings a stored ``meta`` gives."""
+        return {"model": self.model, "task": self.task, "dataset": self.dataset}
 
     @cached_property
     def spec(self) -> Task:
@@ -175,7 +179,9 @@ class ProbeResults:
             table=table,
             scalar_mix=d.get("scalar_mix"),
             centre_of_gravity=float("nan") if cog is None else cog,
-            meta=RunMeta.from_dict(d.get("meta")),
+            meta=RunMeta.from_dict(
+                d.get("meta"), model=d["model"], task=d["task"], dataset=d["dataset"]
+            ),
             comparisons=d.get("comparisons"),
         )
 

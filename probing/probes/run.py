@@ -133,8 +133,8 @@ def probe_layers(
     meta.encoder = encoder.info.name
     meta.layer_names = list(encoder.info.layer_names)
     meta.label_field = label
-    meta.pooling = settings.pooling
-    meta.max_train_sentences = settings.max_train_sentences
+    meta.settings = settings  # the run's one copy of its settings; the file shows these too:
+    meta.record(pooling=settings.pooling, max_train_sentences=settings.max_train_sentences)
     meta.n_words_encoded = int(sum(f.n_words_total for f in feats.values()))
     meta.timing_s["extract"] = round(t_extract, 2)
     return results
@@ -166,7 +166,7 @@ def probe_features(
     settings = _settings(settings, dataset, values)
     task = settings.spec
     check_settings(settings, sizes=False)
-    return task.runner()(
+    results = task.runner()(
         task,
         feats,
         settings,
@@ -176,6 +176,8 @@ def probe_features(
         type_keys=type_keys,
         keep_probes=keep_probes,
     )
+    results.meta.settings = settings  # what it shows of them: the caller records (uploads, sweep)
+    return results
 
 
 def _settings(settings: ProbeSettings | str, dataset: str | None, values: dict) -> ProbeSettings:
