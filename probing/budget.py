@@ -30,13 +30,22 @@ class BudgetExceeded(BaseException):  # noqa: N818 - a signal, like KeyboardInte
     """Raised inside a job's thread by its watchdog; turned into ``JobStoppedError``."""
 
 
-def rss_bytes() -> int:
-    """Resident memory of this process now (0 where ``/proc`` is not available)."""
+def rss_bytes(pid: int | None = None) -> int:
+    """Resident memory of this process (or of process ``pid``) now; 0 where ``/proc`` is not
+    available or the process is gone."""
     try:
-        with open("/proc/self/statm", encoding="ascii") as f:
+        with open(f"/proc/{pid or 'self'}/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def memory_message(what: str, memory_bytes: int) -> str:
+    """The page's text for a job stopped at its memory budget."""
+    return (
+        f"{what} was stopped: it needed more than {memory_bytes / 2**20:,.0f} MB of memory, the "
+        "most one job may use on this server. Ask for less (fewer sentences, layers or models)."
+    )
 
 
 class Budget:
@@ -102,11 +111,7 @@ class Budget:
         growth = rss_bytes() - self._rss0 if self._rss0 else 0
         self.peak_growth_bytes = max(self.peak_growth_bytes, growth)
         if growth > self.memory_bytes:
-            return (
-                f"{self.what} was stopped: it needed more than {self.memory_bytes / 2**20:,.0f} "
-                "MB of memory, the most one job may use on this server. Ask for less (fewer "
-                "sentences, layers or models)."
-            )
+            return memory_message(self.what, self.memory_bytes)
         if self.alive is not None and not self.alive():
             return f"{self.what} was stopped because its page was closed."
         return None

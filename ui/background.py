@@ -7,8 +7,9 @@ that refreshes itself every second, and reruns the page once the run has ended.
 
 Runs share :mod:`ui.jobs`'s heavy-job gate (one semaphore per server process) and its
 budget (:class:`probing.budget.Budget`: time, memory, the browser session still open), taken
-by the worker thread itself, so a background run counts against the server's capacity and
-limits like any other heavy job.
+by the run's thread itself, so a background run counts against the server's capacity and
+limits like any other heavy job. The run's heavy steps go to a worker process
+(:func:`ui.jobs.offload`); the thread relays their progress.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def start(
         try:
             with (
                 jobs.slot(alive, waiting, label),
-                Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive),
+                Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive) as budget,
+                jobs.job_context(budget),
             ):
                 run.result = work(ProgressSink(run))
         except BaseException as exc:  # handed to the page, which shows it

@@ -4,8 +4,12 @@ Streamlit runs every session's script in its own thread of one process; without 
 handful of users starting probes at once would each load features into memory together.
 The gate (:class:`ui.gate.Gate`, sized by ``config.limits().heavy_jobs``) serves waiting
 jobs in arrival order and tells a waiting page "queued behind N jobs, about T s". Light
-interactions (typing a sentence, changing a layer) never pass through it, and heavy jobs
-run at a lower CPU priority, so a light click is not kept waiting behind them.
+interactions (typing a sentence, changing a layer) never pass through it.
+
+The heavy work itself runs in a worker process (:func:`offload`, :mod:`ui.worker`): a job
+in a thread of the server held the GIL through long pure-Python stretches and stalled every
+session's light clicks at once. What stays in the server's thread (relaying progress, the
+jobs not yet moved) runs at a lower CPU priority.
 
 Each job runs under a :class:`probing.budget.Budget`: a wall-clock and memory budget
 (``config.limits().job_seconds`` / ``job_memory_bytes``) and the session's liveness. A job
@@ -20,13 +24,17 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from probing.budget import Budget, BudgetExceeded
 from probing.config import limits
 from probing.errors import JobStoppedError
+from ui import worker
 from ui.gate import Gate
+
+T = TypeVar("T")
 
 WAIT_S = 600.0  # the longest a session waits for a slot
 HEAVY_NICE = 10  # a heavy job's thread runs this much nicer than the server (19 at most)
@@ -36,6 +44,45 @@ HEAVY_NICE = 10  # a heavy job's thread runs this much nicer than the server (19
 def _gate() -> Gate:
     # cache_resource: one gate per server process, shared by every session.
     return Gate(limits().heavy_jobs)
+
+
+@st.cache_resource(show_spinner=False)
+def _pool() -> worker.Pool:
+    # cache_resource: one pool of worker processes per server, as many as heavy-job slots.
+    return worker.Pool(lambda: limits().heavy_jobs)
+
+
+_current = threading.local()  # the budget of the heavy job this thread runs, if any
+
+
+@contextlib.contextmanager
+def job_context(budget: Budget) -> Iterator[Budget]:
+    """Mark the body as this thread's heavy job under ``budget``: :func:`offload` in it runs
+    its function in a worker process under the same budget."""
+    before = getattr(_current, "budget", None)
+    _current.budget = budget
+    try:
+        yield budget
+    finally:
+        _current.budget = before
+
+
+def offload(
+    fn: Callable[..., T], *args: Any, progress: Callable[..., None] | None = None, **kwargs: Any
+) -> T:
+    """``fn(*args, **kwargs)`` in a worker process when called inside a heavy job
+    (:func:`heavy_job`, a background run), else here. ``fn`` is a module-level function and
+    the arguments picklable (model *names*, not models); ``progress``, when given, is passed
+    on to ``fn`` and its calls come back to this thread. Errors come back typed."""
+    budget = getattr(_current, "budget", None)
+    if budget is None or not worker.enabled():
+        return fn(*args, **kwargs) if progress is None else fn(*args, progress=progress, **kwargs)
+    return _pool().run(fn, args, kwargs, budget=budget, progress=progress)
+
+
+def worker_pids() -> list[int]:
+    """The heavy-job worker processes of this server now."""
+    return _pool().pids()
 
 
 def session_alive() -> Callable[[], bool]:
@@ -134,7 +181,7 @@ def heavy_job(
     )
     with held:
         try:
-            with budget:
+            with budget, job_context(budget):
                 yield budget
         except BudgetExceeded:  # fired just as the body ended, past the budget's own handler
             raise JobStoppedError(budget.reason or f"{label} was stopped.") from None

@@ -42,6 +42,8 @@ def no_computation(monkeypatch):
     monkeypatch.setattr(probing.probes.run, "extract_features", refuse)
     monkeypatch.setattr(probing.probes.run, "probe_layers", refuse)
     monkeypatch.setattr(probing.datasets.upload, "probe_upload", refuse)
+    # Heavy jobs here, not in a worker process, so that the refusals above would see them.
+    monkeypatch.setenv("CONTEXTLENS_JOB_WORKERS", "0")
 
 
 def page(models: list[str] | None = None, custom: str | None = None) -> AppTest:
@@ -404,17 +406,23 @@ def test_downloads_round_trip(tmp_path):
 def test_a_started_run_goes_on_across_page_changes_with_its_progress(minilm, monkeypatch):
     import threading
 
-    import probing.probes.run as probe_run
+    import ui.views.probing_page as view
 
     go = threading.Event()
-    real = probe_run.probe_layers
+    real = view.progress_callback
 
-    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real run, once released
-        kwargs["progress"]("extract train", 0, 60)
-        assert go.wait(300)
-        return real(*args, **kwargs)
+    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real bar, once released
+        report = real(*args, **kwargs)
 
-    monkeypatch.setattr(probe_run, "probe_layers", held)
+        def wait_then(stage: str, done: int, total: int) -> None:
+            # The run's progress comes back from its worker process through this thread:
+            # holding it here holds the run (its end cannot reach the page before).
+            report(stage, done, total)
+            assert go.wait(300)
+
+        return wait_then
+
+    monkeypatch.setattr(view, "progress_callback", held)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300).run()
     at.switch_page("pages/4_Probing.py").run()
     at.slider(key="probe_train").set_value(60)

@@ -18,7 +18,6 @@ from streamlit.delta_generator import DeltaGenerator
 import probing.datasets.upload as upload_module
 import probing.figures.export as export
 import probing.probes.cost as run_cost
-import probing.probes.run as probe_run
 from probing import config
 from probing.datasets import Sentence
 from probing.datasets.upload import (
@@ -52,9 +51,9 @@ from probing.probes.store import (
     stored_path_of,
 )
 from probing.probes.tasks import TASKS
-from ui import background
+from ui import background, tasks
 from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
-from ui.jobs import heavy_job
+from ui.jobs import heavy_job, offload
 from ui.state import as_ints, persist
 from ui.views import probing_sweep
 
@@ -633,8 +632,10 @@ def probe_models(encoders: dict, configs: dict[str, ProbeSettings], sink) -> lis
     for i, (name, cfg) in enumerate(configs.items()):
         # Reading and fingerprinting the splits comes before the first progress event.
         sink.progress(i / len(configs), f"{name}: reading the data and the feature cache…")
-        res = probe_run.probe_layers(
-            encoders[name], cfg, progress=progress_callback(sink, name, i, len(configs))
+        # In a worker process (the job's budget holds there): the server's thread only relays
+        # the progress, so that it never holds the GIL that other sessions' clicks need.
+        res = offload(
+            tasks.probe_layers, name, cfg, progress=progress_callback(sink, name, i, len(configs))
         )
         res.meta.command = "Probing page: " + ", ".join(
             f"{k}={v}" for k, v in cfg.stored_key().items()
@@ -718,8 +719,9 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
                 enc = encoders[name]
                 mine = [x for x in sorted(layers) if x <= enc.info.n_contextual_layers]
                 runs.append(
-                    upload_module.probe_upload(
-                        enc,
+                    offload(
+                        tasks.probe_upload,
+                        name,
                         sentences,
                         layers=mine,
                         max_train_sentences=n_train,

@@ -27,13 +27,8 @@ from probing.analyses.contextuality import corpus_contextuality
 from probing.analyses.sense_geometry import (
     POS_NAMES,
     SUGGESTED_LEMMAS,
-    encode_lemma,
-    encode_user_occurrences,
     external_separability,
     lemma_occurrences,
-    lemma_projection,
-    separability,
-    warm_up_umap,
 )
 from probing.analyses.sense_pairs import (
     DIFFERENT,
@@ -57,6 +52,7 @@ from probing.figures.contextual import (
     similarity_by_layer_figure,
 )
 from probing.figures.sense_pairs import sense_pairs_figure
+from ui import tasks
 from ui.common import (
     data_key,
     friendly_errors,
@@ -66,7 +62,7 @@ from ui.common import (
     model_picker,
     page_header,
 )
-from ui.jobs import heavy_job
+from ui.jobs import heavy_job, offload
 from ui.state import as_bool, link, one_of, persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
@@ -115,8 +111,8 @@ def semcor_neighbours(
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def sense_table(model: str, lemma: str, pos: str, cap: int, data: str) -> pd.DataFrame:
-    occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
-    return separability(encode_lemma(load_model(model), occ), occ.senses)
+    """Separability per layer (cached per input and data folder; computed in a worker)."""
+    return offload(tasks.sense_table, model, lemma, pos, cap)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -124,22 +120,8 @@ def sense_map(
     model: str, lemma: str, pos: str, cap: int, layer: int, method: str, user_text: str, data: str
 ) -> dict:
     """Map coordinates of the lemma's occurrences and of the user's own (cached per input and
-    data folder)."""
-    encoder = load_model(model)
-    occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
-    proj = lemma_projection(encoder, occ, layer, method)
-    labels, user = encode_user_occurrences(encoder, split_lines(user_text), occ.forms)
-    return {
-        "coords": proj.coords,
-        "seconds": proj.seconds,
-        "senses": occ.senses,
-        "glosses": occ.glosses,
-        "contexts": occ.contexts(),
-        "user_coords": None if user is None else proj.transform(user.space(layer)),
-        "user_labels": labels,
-        "n_found": occ.n_found,
-        "dropped": occ.dropped,
-    }
+    data folder; computed in a worker, see ``ui.tasks.sense_map``)."""
+    return offload(tasks.sense_map, model, lemma, pos, cap, layer, method, user_text)
 
 
 @st.cache_resource(show_spinner=False)
@@ -571,7 +553,6 @@ def sense_map_panel(
         heavy_job("Sense map"),
         st.spinner(f"{method.upper()} of {m}…"),
     ):
-        warm = warm_up_umap() if method == "umap" else 0.0
         points = sense_map(m, lemma, pos, cap, k, method, user_text, data_key())
     if points is None:
         return
@@ -593,7 +574,11 @@ def sense_map_panel(
         f"{len(points['senses'])} of {points['n_found']} SemCor occurrences"
         + (f" (left out, too rare: {dropped})" if dropped else "")
         + f". {method.upper()} fit {points['seconds']:.2f} s"
-        + (f"; UMAP compiled first in {warm:.1f} s (once per server)" if warm else "")
+        + (
+            f"; UMAP compiled first in {points['warm_s']:.1f} s (once per worker)"
+            if points["warm_s"]
+            else ""
+        )
         + ("" if points["user_coords"] is not None else f". None of your sentences uses *{lemma}*.")
     )
 

@@ -1,0 +1,84 @@
+"""The heavy jobs the pages send to a worker process (:func:`ui.jobs.offload`).
+
+Each takes model *names* and plain settings (what a pipe can carry) and loads the encoder in
+the worker, where the registry keeps it loaded for the next job. No Streamlit here: the
+worker process imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from probing.datasets import Sentence
+from probing.probes.results import ProbeResults
+from probing.probes.settings import ProbeSettings
+
+
+def _encoder(name: str):  # noqa: ANN202 - an Encoder
+    from probing.models.registry import load_encoder
+
+    return load_encoder(name)
+
+
+def sense_table(model: str, lemma: str, pos: str, cap: int) -> pd.DataFrame:
+    """Per-layer sense separability of a SemCor lemma's occurrences."""
+    from probing.analyses.sense_geometry import encode_lemma, lemma_occurrences, separability
+
+    occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
+    return separability(encode_lemma(_encoder(model), occ), occ.senses)
+
+
+def sense_map(
+    model: str, lemma: str, pos: str, cap: int, layer: int, method: str, user_text: str
+) -> dict[str, Any]:
+    """Map coordinates of the lemma's occurrences at ``layer`` and of the user's own;
+    ``warm_s``: the seconds UMAP's first compilation took in this worker (0 when warm)."""
+    from probing.analyses.contextual import split_lines
+    from probing.analyses.sense_geometry import (
+        encode_user_occurrences,
+        lemma_occurrences,
+        lemma_projection,
+        warm_up_umap,
+    )
+
+    warm = warm_up_umap() if method == "umap" else 0.0
+    encoder = _encoder(model)
+    occ = lemma_occurrences(lemma, pos, max_occurrences=cap)
+    proj = lemma_projection(encoder, occ, layer, method)
+    labels, user = encode_user_occurrences(encoder, split_lines(user_text), occ.forms)
+    return {
+        "coords": proj.coords,
+        "seconds": proj.seconds,
+        "senses": occ.senses,
+        "glosses": occ.glosses,
+        "contexts": occ.contexts(),
+        "user_coords": None if user is None else proj.transform(user.space(layer)),
+        "user_labels": labels,
+        "n_found": occ.n_found,
+        "dropped": occ.dropped,
+        "warm_s": warm,
+    }
+
+
+def probe_layers(
+    model: str, settings: ProbeSettings, progress: Callable[[str, int, int], None] | None = None
+) -> ProbeResults:
+    """The Probing page's run of one model (extraction, probe fits)."""
+    import probing.probes.run as probe_run
+
+    return probe_run.probe_layers(_encoder(model), settings, progress=progress)
+
+
+def probe_upload(
+    model: str,
+    sentences: Sequence[Sentence],
+    progress: Callable[[str, int, int], None] | None = None,
+    **kwargs: Any,
+) -> ProbeResults:
+    """Probes on the user's own CoNLL-U sentences (``probing.datasets.upload.probe_upload``)."""
+    from probing.datasets.upload import probe_upload as run
+
+    return run(_encoder(model), list(sentences), progress=progress, **kwargs)
