@@ -1,7 +1,7 @@
 """Float16 feature storage, measured: the committed probes on float32 vs float16 vectors.
 
     PYTHONPATH=. python bench/float16_features.py [--model minilm-l6 --task pos] [--sentences N]
-    PYTHONPATH=. python bench/float16_features.py --refit [--train-sentences 1000]
+    PYTHONPATH=. python bench/float16_features.py --refit [--train-sentences 1000] [--layers 3,4,5,6]
 
 The feature cache stores float16 (clipped to ±65504). For each layer this encodes the
 test split in float32 (the encoder's own ``encode``), rounds a copy to float16 exactly as
@@ -109,9 +109,15 @@ def committed_c(model: str, task: str, results_dir: Path) -> dict[int, float]:
 
 
 def measure_refit(
-    model: str, task: str, n_train: int, n_test: int | None, results_dir: Path
+    model: str,
+    task: str,
+    n_train: int,
+    n_test: int | None,
+    results_dir: Path,
+    layers: list[int] | None = None,
 ) -> list[dict]:
-    """Float32 vs float16 storage end to end (see the module doc)."""
+    """Float32 vs float16 storage end to end (see the module doc); ``layers``: only these
+    (default every layer)."""
     spec = get_task(task)
     dataset = spec.default_dataset
     field = spec.field_for(dataset)
@@ -131,7 +137,7 @@ def measure_refit(
     te_layers, te_keep, y_te, sent, n_sent = split("test", n_test)
     engine = Engine(n_boot=1000, seed=0)
     rows = []
-    for layer in range(tr_layers[0].shape[0]):
+    for layer in layers if layers is not None else range(tr_layers[0].shape[0]):
         x32_tr = np.concatenate([L[layer][k] for L, k in zip(tr_layers, tr_keep, strict=True)])
         x32_te = np.concatenate([L[layer][k] for L, k in zip(te_layers, te_keep, strict=True)])
         x16_tr, x16_te = (to_float16(x).astype(np.float32) for x in (x32_tr, x32_te))
@@ -242,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--refit", action="store_true", help="float32 vs float16 end to end")
     ap.add_argument("--train-sentences", type=int, default=1000, help="with --refit")
     ap.add_argument(
+        "--layers",
+        type=lambda t: [int(x) for x in t.split(",") if x],
+        default=None,
+        help="with --refit: only these layers, e.g. 3,4,5,6 (default all)",
+    )
+    ap.add_argument(
         "--floor-effect",
         action="store_true",
         help="the scale floor's effect on the committed layer-6 probes",
@@ -252,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.refit:
         for model in args.model or ["minilm-l6", "minilm-l6-mlm", "elmo-mini"]:
-            measure_refit(model, args.task, args.train_sentences, args.sentences, args.results)
+            measure_refit(
+                model, args.task, args.train_sentences, args.sentences, args.results, args.layers
+            )
         return 0
     for model in args.model or ["minilm-l6", "elmo-mini"]:
         measure(model, args.task, args.sentences, args.results)
