@@ -41,6 +41,15 @@ from probing.errors import ContextLensError, JobStoppedError
 WORKER_NICE = 10  # a worker runs this much nicer than the server (light clicks go first)
 
 
+def _target_nice() -> int:
+    """The server's own niceness (its main thread's) plus :func:`worker_nice`, at most 19."""
+    try:
+        base = os.getpriority(os.PRIO_PROCESS, os.getpid())
+    except (OSError, AttributeError):
+        base = 0
+    return min(19, base + worker_nice())
+
+
 def worker_nice() -> int:
     """How much nicer than the server a worker runs: ``CONTEXTLENS_WORKER_NICE`` or 10."""
     try:
@@ -83,13 +92,16 @@ def _apply_env(env: dict[str, str]) -> None:
 
 
 def _main(conn: Connection, nice: int) -> None:
-    """The worker's loop: run each job sent, send its progress and its result or error."""
+    """The worker's loop: run each job sent, send its progress and its result or error.
+    ``nice``: the niceness to run at (the server's own plus :func:`worker_nice`)."""
     threading.Thread(target=_end_with_server, args=(os.getppid(),), daemon=True).start()
     # One thread per worker: the cores go to the server's light work and the other slots.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
+    # A child starts at the niceness of the server *thread* that started it (Linux: nice is
+    # per thread), which may already be a heavy job's +10: set the target, not an increment.
     with contextlib.suppress(OSError, AttributeError):
-        os.nice(nice)
+        os.setpriority(os.PRIO_PROCESS, 0, max(nice, os.getpriority(os.PRIO_PROCESS, 0)))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C stops the server; it ends us
     import torch
 
@@ -139,7 +151,7 @@ class Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         with theirs:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "ui.worker", str(theirs.fileno()), str(worker_nice())],
+                [sys.executable, "-m", "ui.worker", str(theirs.fileno()), str(_target_nice())],
                 pass_fds=[theirs.fileno()],
                 env=env,
                 stdin=subprocess.DEVNULL,
