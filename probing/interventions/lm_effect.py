@@ -17,22 +17,37 @@ from probing.interventions.stats import PairedBootstrap, est_fields
 if TYPE_CHECKING:
     from probing.interventions.erasure import Eraser
     from probing.interventions.erasure_run import ErasureSpec
+    from probing.interventions.masked_words import CleanStates, WordScores
 
 
 class MaskedLMEffect:
-    """Masked-LM loss / top-1 on held-out words with layer ``l`` erased or randomly erased."""
+    """Masked-LM loss / top-1 on held-out words with layer ``l`` erased or randomly erased.
+
+    The held-out sentences are batched by piece count (little padding) and the clean pass
+    keeps its hidden states, so an erasure at ``l`` runs only blocks ``l + 1 …`` from the
+    clean state ``l`` (:func:`probing.interventions.masked_words.score_above`; the layers
+    below are unchanged). Equal to full forward passes with the erasing hook up to float32
+    round-off (tests/library/test_erasure_lm_fast.py). ``states`` None (a model whose blocks
+    do not add up to its output, or a subclass that scores otherwise): one full pass per
+    eraser through :meth:`_scores`."""
+
+    states: CleanStates | None = None
 
     def __init__(self, encoder, dataset: str, spec: ErasureSpec) -> None:  # noqa: ANN001
-        from probing.interventions.masked_words import masked_batches, score_masked
+        from probing.interventions.masked_words import masked_batches, score_clean, word_order
 
         held = labelled_sample(dataset, "test", any_field(dataset), spec.heldout_sentences)
         self.encoder = encoder
-        self.batches = masked_batches(encoder, held.sentences)
-        self.clean = score_masked(encoder, self.batches)
+        self.batches = masked_batches(encoder, held.sentences, by_length=True)
+        # Scores come in batch order; the bootstrap and the stored rows see sentence order.
+        self.order = word_order(self.batches)
+        clean, self.states = score_clean(encoder, self.batches)
+        self.clean = clean.take(self.order)
         self.boot = PairedBootstrap(self.clean.sentence, n_boot=spec.n_boot, seed=1)
         self.n_words = int(self.clean.loss.size)
 
-    def _scores(self, layer: int, eraser: Eraser):  # noqa: ANN202
+    def _scores(self, layer: int, eraser: Eraser) -> WordScores:
+        """The words' scores (sentence order) from a full pass with layer ``layer`` erased."""
         import torch
 
         from probing.interventions.hooks import model_parts, replaced_hidden
@@ -46,11 +61,21 @@ class MaskedLMEffect:
                 parts, layer, lambda h: torch.where(pos, eraser.torch_apply(h), h)
             )
 
-        return score_masked(self.encoder, self.batches, during)
+        return score_masked(self.encoder, self.batches, during).take(self.order)
+
+    def _scores_all(self, layer: int, erasers: list[Eraser]) -> list[WordScores]:
+        """Per eraser, :meth:`_scores`; from the clean states where there are some."""
+        if self.states is None:
+            return [self._scores(layer, e) for e in erasers]
+        from probing.interventions.masked_words import score_above
+
+        fns = [e.torch_apply for e in erasers]
+        scores = score_above(self.encoder, self.batches, self.states, layer, fns)
+        return [s.take(self.order) for s in scores]
 
     def effect(self, layer: int, erasers: list[Eraser], randoms: list[Eraser]) -> dict:
-        er = [self._scores(layer, e) for e in erasers]
-        rd = [self._scores(layer, r) for r in randoms]
+        both = self._scores_all(layer, [*erasers, *randoms])
+        er, rd = both[: len(erasers)], both[len(erasers) :]
         loss_e = np.mean([s.loss for s in er], axis=0)
         loss_r = np.mean([s.loss for s in rd], axis=0)
         top_e = np.mean([s.correct for s in er], axis=0)
