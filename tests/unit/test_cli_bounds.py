@@ -86,10 +86,12 @@ def test_out_of_range_values_are_refused_while_parsing(command, dest, value, not
         with pytest.raises(SystemExit):
             cli(argv)
         capsys.readouterr()
-    start = time.perf_counter()
+    # CPU seconds, not wall: the check is that refusing does no heavy work, and wall time on
+    # a shared 2-core machine measures the other jobs (2.1 s at load 9 for a 0.05 s check).
+    start = time.process_time()
     with pytest.raises(SystemExit) as exit_:
         cli(argv)
-    took = time.perf_counter() - start
+    took = time.process_time() - start
     err = capsys.readouterr().err
     assert exit_.value.code == 2
     assert f"argument {flag}: must be " in err, err
@@ -172,11 +174,11 @@ def test_probe_refuses_before_reading_data(
 ):
     cli(["probe", *argv, "--out", str(tmp_path)])  # the modules imported outside the timing
     capsys.readouterr()
-    start = time.perf_counter()
+    start = time.process_time()
     code = cli(["probe", *argv, "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and says in err, err
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert not any(tmp_path.iterdir())
 
 
@@ -222,12 +224,12 @@ def test_a_sweep_resolves_every_model_before_the_first_cell(tmp_path, capsys):
     )
     cli(["sweep", str(spec)])  # the modules imported outside the timing
     capsys.readouterr()
-    start = time.perf_counter()
+    start = time.process_time()
     code = cli(["sweep", str(spec)])
     err = capsys.readouterr().err
     assert code == 2 and "`models`: '../../etc' cannot be used" in err, err
     assert not out.exists()  # nothing written, nothing extracted
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
 
 
 def test_a_sweep_spec_that_is_not_utf8_is_named(tmp_path, capsys):
