@@ -6,10 +6,11 @@ controls, the masked-LM effect on at least 2,000 held-out words, no recovery pro
 runs, from the repository root,
 
     python -m probing erase --model minilm-l6-mlm --task pos --layers all --method leace \\
-        --heldout-sentences 1300 --no-recovery --out <a temporary folder> --quiet
+        --train-sentences 600 --test-sentences 300 --heldout-sentences 1300 --no-recovery \\
+        --out <a temporary folder> --quiet
 
-(600 training / 300 test sentences, the defaults; 1,300 held-out UD-EWT test sentences give
-2,016 masked words) and prints one markdown row for docs/benchmarks.md: date, machine (lscpu's
+(600 training / 300 test sentences are the command's defaults; 1,300 held-out UD-EWT test
+sentences give 2,016 masked words) and prints one markdown row for docs/benchmarks.md: date, machine (lscpu's
 model name, cores), the load average at start and end, wall time, CPU time of the run (user +
 sys of the child, which other jobs on the machine inflate much less than the wall time), peak
 RSS and the held-out word count read back from the run's JSON. The target: within a few
@@ -59,6 +60,10 @@ def command(args: argparse.Namespace, out: str) -> list[str]:
         "all",
         "--method",
         "leace",
+        "--train-sentences",
+        str(args.train_sentences),
+        "--test-sentences",
+        str(args.test_sentences),
         "--heldout-sentences",
         str(args.heldout_sentences),
         "--no-recovery",
@@ -118,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="minilm-l6-mlm")
     p.add_argument("--task", default="pos")
     p.add_argument("--heldout-sentences", type=int, default=1300)
+    p.add_argument("--train-sentences", type=int, default=600, help="smaller: a smoke test")
+    p.add_argument("--test-sentences", type=int, default=300)
     p.add_argument("--json", help="also write the record here")
     args = p.parse_args(argv)
     r = run(args)
