@@ -133,6 +133,7 @@ async def light_clicks(
             await check_page(page, "light click", out)
             out["light"].append(idle_at - t0)
             out.setdefault("light_at", []).append(round(t0 - out["t_start"], 1))
+            out.setdefault("light_session", []).append(sid)
         except Exception as exc:  # noqa: BLE001 - every failure is a counted error
             out["errors"].append(f"session {sid} light click: {type(exc).__name__}: {exc}"[:300])
         await asyncio.sleep(max(0.0, think - (time.monotonic() - t0)))
@@ -324,6 +325,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--url", help="a running server on loopback (default: start one)")
+    ap.add_argument(
+        "--browser-nice",
+        type=int,
+        default=0,
+        help="run the browsers (Playwright, Chromium) this much nicer than the server, which "
+        "is started first: on one machine they otherwise compete with the server for the "
+        "cores that users' own machines would bring (default 0: same priority)",
+    )
     ap.add_argument("--no-demo", action="store_true", help="start the server without demo mode")
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--heavy", type=int, default=2, help="sessions that also run heavy actions")
@@ -383,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             "error_samples": res["errors"][:5],
             "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
             "click_every_s": args.click_every,
+            "browser_nice": args.browser_nice,
             "fill_mask_query": args.fill_mask_query,
         }
         if res["light"]:
@@ -422,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with streamlit_server(env=env) as url:
         import subprocess
+
+        if args.browser_nice:
+            # The browsers stand in for users' own machines: started after the server, from
+            # a process made nicer, they take the cores only when the server leaves them.
+            os.nice(args.browser_nice)
 
         # the server process is the child python running streamlit
         pid = int(subprocess.check_output(["pgrep", "-n", "-f", "streamlit run app.py"]).split()[0])
