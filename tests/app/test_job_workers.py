@@ -33,7 +33,7 @@ def hog(mb_per_step: int, progress) -> None:  # noqa: ANN001
         block[::4096] = b"x" * len(range(0, len(block), 4096))
         held.append(block)
         progress(len(held) * mb_per_step)
-        time.sleep(0.05)
+        time.sleep(0.01)  # reports more often than the server polls (worker.POLL_S)
 
 
 def sleeper(seconds: float, progress) -> str:  # noqa: ANN001
