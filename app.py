@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import jobs, run_log
 from ui.navigation import navigation
 
+jobs.prestart_worker()  # the first heavy job then finds its worker started
 page = st.navigation(navigation(), expanded=True)
 title = "ContextLens" if page.url_path == "" else f"{page.title} · ContextLens"
 st.set_page_config(page_title=title, page_icon="🔎", layout="wide")
-page.run()
+with run_log.timed(page.url_path):  # the load test's server-side figures
+    page.run()

@@ -32,6 +32,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -277,8 +278,6 @@ async def run(
     click: tuple[float, str] = (1.0, ""),
     server_pid: int | None = None,
 ) -> dict:
-    import tempfile
-
     from playwright.async_api import async_playwright
 
     out: dict = {
@@ -316,6 +315,18 @@ async def run(
                 sampler.cancel()
             await browser.close()
     return out
+
+
+RUN_LOG = Path(tempfile.gettempdir()) / f"contextlens-load-test-runs-{os.getpid()}.jsonl"
+
+
+def server_runs(res: dict) -> list[dict]:
+    """The server's page script runs (``CONTEXTLENS_RUN_LOG``, ui/run_log.py) that started in
+    the test's window (after the warm-up)."""
+    if not RUN_LOG.exists():
+        return []
+    runs = [json.loads(line) for line in RUN_LOG.read_text().splitlines() if line.strip()]
+    return [r for r in runs if r["start"] >= res["t_start"]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = page_paths()
     click = (args.click_every, args.fill_mask_query)
     env = {} if args.no_demo else {"CONTEXTLENS_DEMO": "1"}
+    RUN_LOG.unlink(missing_ok=True)
+    env["CONTEXTLENS_RUN_LOG"] = str(RUN_LOG)
 
     def report(res: dict, server_pid: int | None) -> None:
         all_lat = sorted(x for v in res["latency"].values() for x in v)
@@ -405,6 +418,19 @@ def main(argv: list[str] | None = None) -> int:
             # Each click (start time in the window, seconds): stalls show as slow clicks
             # that start together.
             summary["light_clicks_over_5_s"] = sum(x > 5 for x in lq)
+            # The server's own part (ui/run_log.py): each Fill Mask script run in the window,
+            # wall and CPU seconds, without the browsers that share this machine's cores.
+            runs = [r for r in server_runs(res) if r["page"] == "Fill_Mask"]
+            if len(runs) >= 2:
+                wall = [r["seconds"] for r in runs]
+                cpu = [r["thread_cpu_s"] for r in runs]
+                summary["fill_mask_server_runs"] = len(runs)
+                summary["fill_mask_server_run_p50_s"] = round(statistics.median(wall), 3)
+                summary["fill_mask_server_run_p95_s"] = round(
+                    statistics.quantiles(wall, n=20)[18], 3
+                )
+                summary["fill_mask_server_run_max_s"] = round(max(wall), 3)
+                summary["fill_mask_server_cpu_p50_s"] = round(statistics.median(cpu), 3)
             summary["light_click_times_s"] = [
                 (at, round(x, 2))
                 for at, x in zip(res.get("light_at", []), res["light"], strict=False)

@@ -80,6 +80,15 @@ def offload(
     return _pool().run(fn, args, kwargs, budget=budget, progress=progress)
 
 
+def prestart_worker() -> None:
+    """In a running server with workers on, start the first heavy-job worker now (once),
+    while nobody waits for it. Not under ``AppTest`` or scripts: no server, no worker."""
+    from streamlit.runtime import Runtime
+
+    if worker.enabled() and Runtime.exists():
+        _pool().prestart()
+
+
 def worker_pids() -> list[int]:
     """The heavy-job worker processes of this server now."""
     return _pool().pids()

@@ -186,11 +186,21 @@ class Pool:
         self._cond = threading.Condition()
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
+        self._prestarted = False
 
     def pids(self) -> list[int]:
         """The worker processes now (for the load test's memory figures and the tests)."""
         with self._cond:
             return [w.pid for w in [*self._idle, *self._busy]]
+
+    def prestart(self) -> None:
+        """Start one worker now, once per pool, if none runs: the first heavy job then does
+        not wait for a fresh interpreter to import torch (10-37 s on the loaded machine)."""
+        with self._cond:
+            if self._prestarted or self._idle or self._busy:
+                return
+            self._prestarted = True
+            self._idle.append(Worker())
 
     def _take(self) -> Worker:
         with self._cond:

@@ -124,3 +124,21 @@ def test_a_library_error_in_the_worker_comes_back_typed(data_dir, monkeypatch):
     assert table["layer_name"].tolist()[:2] == ["static", "embeddings"]
     # Outside a heavy job (a CLI, a cached call already made) the call runs here.
     assert jobs.offload(os.getpid) == os.getpid()
+
+
+def test_a_prestarted_worker_takes_the_first_job():
+    """The server starts one worker before any job (ui.jobs.prestart_worker), once: the
+    first heavy job runs there instead of waiting for a new interpreter."""
+    p = worker.Pool(lambda: 1)
+    try:
+        p.prestart()
+        (pid,) = p.pids()
+        p.prestart()
+        assert p.pids() == [pid]
+        with Budget(300, 1536 * MB) as budget:
+            assert p.run(counted, (1,), budget=budget, progress=print)[0] == pid
+    finally:
+        p.shutdown()
+    before = jobs.worker_pids()
+    jobs.prestart_worker()  # no running server here (a script, AppTest): nothing started
+    assert jobs.worker_pids() == before
