@@ -42,7 +42,7 @@ from probing.probes.compare import (
     mix_vs_best_member,
 )
 from probing.probes.linear import LinearProbe
-from probing.probes.mix import ScalarMixProbe, standardise_layers
+from probing.probes.mix import ScalarMixProbe, layer_stats
 from probing.probes.reapply import StoredCounts, save_counts, unit_of
 from probing.probes.tasks import get_task
 
@@ -65,7 +65,8 @@ def one_seed(train, dev, test, seed: int, words: int, Cs: dict[int, float]) -> d
         probe = LinearProbe(C=Cs[layer], max_train_words=None, random_state=seed)
         probe.fit(np.asarray(tr.layer(layer), np.float32), tr.labels)
         out[f"layer {layer}"] = probe.predict(test.layer(layer))
-    X, (mean, std) = standardise_layers(tr.layers)
+    X = tr.layers
+    mean, std = layer_stats(X)
     for k in range(1, len(layers) + 1):
         mix = ScalarMixProbe(max_train_words=None, random_state=seed)
         mix.fit(
@@ -74,7 +75,7 @@ def one_seed(train, dev, test, seed: int, words: int, Cs: dict[int, float]) -> d
             dev.layers[:k],
             dev.labels,
             layers=layers[:k],
-            standardised=(mean[:k], std[:k]),
+            stats=(mean[:k], std[:k]),
         )
         out[f"mix 0..{layers[k - 1]}"] = mix.predict(test.layers[:k])
         out[f"weights 0..{layers[k - 1]}"] = np.asarray(mix.weights_)

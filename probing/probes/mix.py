@@ -65,13 +65,16 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         layers: Sequence[int] | None = None,
         *,
         standardised: tuple[np.ndarray, np.ndarray] | None = None,
+        stats: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> ScalarMixProbe:
         """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim).
 
         ``standardised``: the (mean, std), (n_layers, 1, dim) each, when X is already
-        standardised with them (:func:`standardise_layers`): the cumulative mixes of a sweep
-        share one standardised sample. X must then be the training sample itself (no more
-        than ``max_train_words`` words)."""
+        standardised with them (:func:`standardise_layers`). ``stats``: the same statistics
+        (:func:`layer_stats`) of a raw X, standardised batch by batch (same values: the
+        operation is elementwise), so that no float32 copy of the sample is held: the
+        cumulative mixes of a full-data sweep share one sample's statistics. With either, X
+        must be the training sample itself (no more than ``max_train_words`` words)."""
         import torch
 
         from probing.encoders.scalar_mix import ScalarMix
@@ -80,7 +83,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         rows = np.arange(len(y))
         if self.max_train_words is not None and len(y) > self.max_train_words:
-            if standardised is not None:
+            if standardised is not None or stats is not None:
                 raise ValueError(
                     f"a standardised sample must have at most max_train_words="
                     f"{self.max_train_words} words, not {len(y)}"
@@ -89,15 +92,18 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         y = y[rows]
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         n_layers, dim = X.shape[0], X.shape[2]
+        prep = self._standardise  # each batch, from the raw sample
         if standardised is not None:
             self.mean_, self.std_ = standardised
-            Xs = np.asarray(X, np.float32)
+            Xs, prep = np.asarray(X, np.float32), None
+        elif stats is not None:
+            self.mean_, self.std_ = stats
+            Xs = X
         else:
             self.mean_, self.std_ = _layer_stats(X, rows)  # (L, 1, D) each
-            # Standardised once, not per batch and epoch (same values: the operation is
-            # elementwise). Only the training sample is held, as float32 (L, n, D): 540 MB at
-            # the sweep's 50,000 words x 7 layers x 384.
-            Xs = self._standardise(X if len(rows) == X.shape[1] else X[:, rows])
+            Xs = X if len(rows) == X.shape[1] else X[:, rows]
+        # A batch at a time: a float32 copy of the whole sample was 2.2 GB for minilm-l6 on
+        # all of UD-EWT (7 layers x 204,577 words x 384), beside the float16 features.
         self.layers_ = list(layers) if layers is not None else list(range(n_layers))
 
         torch.manual_seed(self.random_state)
@@ -124,7 +130,8 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
             for batch in torch.randperm(len(yt), generator=gen).split(self.batch_size):
                 # Sorted: the loss is order-free, and sorted rows keep earlier results to the digit.
                 batch = batch.sort().values
-                xb = torch.from_numpy(Xs[:, batch.numpy()])
+                xb = Xs[:, batch.numpy()]
+                xb = torch.from_numpy(xb if prep is None else prep(xb))
                 logits = self.linear_(self._mix(xb))
                 loss = torch.nn.functional.cross_entropy(logits, yt[batch])
                 opt.zero_grad()
@@ -187,6 +194,12 @@ def standardise_layers(X: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.
     result, with the first k of the statistics, are the standardised sample of those k."""
     mean, std = _layer_stats(X, np.arange(X.shape[1]))
     return _standardised(X, mean, std), (mean, std)
+
+
+def layer_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, std), (L, 1, D) each, of X (L, n, D) over all its rows: what
+    :meth:`ScalarMixProbe.fit` computes for its training sample (``stats=``)."""
+    return _layer_stats(X, np.arange(X.shape[1]))
 
 
 def _standardised(X: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:

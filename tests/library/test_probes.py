@@ -274,8 +274,16 @@ def test_cumulative_mixes_on_one_standardised_sample_equal_mixes_on_their_own(mi
         )
         assert np.array_equal(own.weights_, shared.weights_) and own.gamma_ == shared.gamma_
         assert np.array_equal(own.predict_proba(Xd[:k]), shared.predict_proba(Xd[:k]))
+        # The sweep's way (no float32 copy of the sample): raw X, shared statistics.
+        raw = ScalarMixProbe(epochs=2, max_train_words=None).fit(
+            X[:k], tr.labels, Xd[:k], dv.labels, stats=(mean[:k], std[:k])
+        )
+        assert np.array_equal(own.weights_, raw.weights_) and own.gamma_ == raw.gamma_
+        assert np.array_equal(own.predict_proba(Xd[:k]), raw.predict_proba(Xd[:k]))
     with pytest.raises(ValueError, match="max_train_words"):
         ScalarMixProbe(max_train_words=10).fit(Xs, tr.labels, standardised=(mean, std))
+    with pytest.raises(ValueError, match="max_train_words"):
+        ScalarMixProbe(max_train_words=10).fit(X, tr.labels, stats=(mean, std))
 
 
 def test_real_upos_probe_beats_the_majority_baseline(minilm, cache):

@@ -30,7 +30,7 @@ from probing.probes.metrics import (
     expected_layer,
     seed_estimate,
 )
-from probing.probes.mix import ScalarMixProbe, standardise_layers
+from probing.probes.mix import ScalarMixProbe, layer_stats
 from probing.probes.results import ProbeResults
 from probing.probes.runners.base import (
     ProbeProgress,
@@ -355,16 +355,14 @@ class TaggingRun(Run):
         ks = list(range(1 if cumulative else n, n + 1))
         preds: dict[int, list[np.ndarray]] = {k: [] for k in ks}
         top: dict[int, ScalarMixProbe] = {}  # per seed, the mix over every layer
-        standardised = None
+        stats = None
         for s in self.seeds:
             tr = self.trains[s]
-            if standardised is None or not self.same_train:
-                # Standardised once for every mix of the seed (a layer's statistics do not
-                # depend on the others): float32 (L, n_train, D), 2.2 GB for minilm-l6 on
-                # all of UD-EWT; the seeds share it when they share their words.
-                standardised = None  # the previous seed's copy goes first
-                standardised = standardise_layers(tr.layers[sel])
-            X_tr, (mean, std) = standardised
+            X_tr = tr.layers[sel]
+            if stats is None or not self.same_train:
+                # The sample's statistics once for every mix of the seed (a layer's do not
+                # depend on the others); each mix standardises its batches with them.
+                mean, std = stats = layer_stats(X_tr)
             for k in ks:
                 probe = ScalarMixProbe(max_train_words=None, random_state=s)
                 probe.fit(
@@ -373,13 +371,12 @@ class TaggingRun(Run):
                     None if X_dev is None else X_dev[:k],
                     y_dev,
                     layers=layer_ids[:k],
-                    standardised=(mean[:k], std[:k]),
+                    stats=(mean[:k], std[:k]),
                 )
                 preds[k].append(probe.predict(X_te[:k]))
                 if k == n:
                     top[s] = probe
                 self._step()
-        del standardised
         cum_draws, cum_points = [], []
         for k in ks:
             sub = layer_ids[:k]
