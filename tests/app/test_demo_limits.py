@@ -13,6 +13,7 @@ from probing import config, feature_cache
 from probing.budget import Budget
 from probing.errors import JobStoppedError
 from probing.features import extract_features, features_dir
+from ui import jobs
 
 
 @pytest.fixture
@@ -114,6 +115,11 @@ def test_heavy_job_on_a_page_stops_with_a_message_and_frees_the_slot():
     light = AppTest.from_function(_light_page, default_timeout=60)
     runner = threading.Thread(target=heavy.run)
     runner.start()
+    # Each AppTest run ends by clearing Streamlit's Runtime singleton: the light run must not
+    # end before the heavy script has started (that race failed CI on a loaded machine).
+    deadline = time.monotonic() + 60
+    while jobs._gate().status()[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
     light.run()  # a second session is served while the first one's job runs
     assert [m.value for m in light.markdown] == ["still here"]
     runner.join(120)
