@@ -179,7 +179,8 @@ class Worker:
 
 
 class Pool:
-    """Up to ``size()`` workers, started on first use (or one at server start: :meth:`prestart`) and kept (their models stay loaded)."""
+    """Up to ``size()`` workers, started on first use (or one at server start:
+    :meth:`prestart`) and kept (their models stay loaded)."""
 
     def __init__(self, size: Callable[[], int]) -> None:
         self._size = size
