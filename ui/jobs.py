@@ -80,12 +80,18 @@ def offload(
     return _pool().run(fn, args, kwargs, budget=budget, progress=progress)
 
 
+_prestart_asked = threading.Event()  # app.py calls this on every script run: once is enough
+
+
 def prestart_worker() -> None:
     """In a running server with workers on, start the first heavy-job worker now (once),
     while nobody waits for it. Not under ``AppTest`` or scripts: no server, no worker."""
+    if _prestart_asked.is_set():
+        return
     from streamlit.runtime import Runtime
 
     if worker.enabled() and Runtime.exists():
+        _prestart_asked.set()
         _pool().prestart()
 
 
