@@ -46,10 +46,16 @@ def model_choices() -> list[str]:
 
 
 def model_picker(
-    key: str = "models", max_models: int = 2, default: list[str] | None = None
+    key: str = "models",
+    max_models: int = 2,
+    default: list[str] | None = None,
+    extra: list[str] | None = None,
 ) -> list[str]:
-    """Sidebar multiselect of models, remembered across pages in session state."""
+    """Sidebar multiselect of models, remembered across pages in session state. ``extra``:
+    names offered on this page even where the picker would not offer them (the Layering
+    page's models with committed results: it only reads files)."""
     choices = model_choices()
+    choices = choices + [m for m in extra or [] if m not in choices]
     if not config.demo_mode():
         choices = choices + [_CUSTOM]
     if key not in st.session_state:
@@ -57,14 +63,18 @@ def model_picker(
         st.session_state[key] = linked or [m for m in (default or [DEFAULT_MODEL]) if m in choices]
     else:
         # Streamlit drops a widget's value when a page that did not draw it runs; writing it
-        # back keeps the choice across pages.
-        st.session_state[key] = st.session_state[key]
+        # back keeps the choice across pages (cut to what this page's picker takes and
+        # offers: the Layering page takes three).
+        kept = [m for m in st.session_state[key] if m in choices]
+        st.session_state[key] = kept[:max_models]
     picked = st.sidebar.multiselect(
         "Models",
         choices,
         key=key,
         max_selections=max_models,
-        help="Pick one model, or two to compare them side by side.",
+        help="Pick one model, or two to compare them side by side."
+        if max_models == 2
+        else f"Pick up to {max_models} models to compare them side by side.",
     )
     for name in picked:
         if name != _CUSTOM:

@@ -9,8 +9,9 @@ search), so the same C means the same model as sklearn's (tests check the object
 1e-4 relative on real features). Two-class problems are fitted as a two-row softmax, not
 sklearn's single logistic vector; every task here has more classes.
 
-L-BFGS runs in whitened coordinates: ``W = V P`` with ``P = (Σ + εI)^-1/2`` (Σ the
-correlation matrix of the standardised features), a reparametrisation of the same objective
+L-BFGS runs in whitened coordinates: ``W = M V P`` and ``b = M c`` with ``P = (Σ + εI)^-1/2``
+(Σ the correlation matrix of the standardised features) and ``M = (A + εI)^-1/2`` (A the
+softmax's class curvature at the start point), a reparametrisation of the same objective
 (the penalty stays ``||W||²``, so the minimiser is the same W) that is better conditioned,
 and stops by sklearn's test on W's own gradient.
 """
@@ -27,6 +28,8 @@ DEFAULT_CS: tuple[float, ...] = (0.01, 0.1, 1.0)
 _CHUNK = 65_536  # rows per prediction pass
 _WHITEN_ROWS = 20_000  # rows that estimate the whitening (it only shapes the path, not the answer)
 _WHITEN_EPS = 3.0  # ε of (Σ + εI)^-1/2, in units of Σ's mean eigenvalue (1: a correlation matrix)
+_CARRY_MEMORY = True  # each C of a grid starts with the previous C's L-BFGS memory
+_CLASS_EPS = 1.0  # ε of the class side's (A + εI)^-1/2, in units of A's mean diagonal
 # sklearn's ``_handle_zeros_in_scale`` floor for a float32 scale: 10 x float32's eps.
 NEAR_CONSTANT_SCALE = 10 * float(np.finfo(np.float32).eps)
 _EVALUATIONS = [0]  # objective evaluations in this process (benchmarks read it)
@@ -126,6 +129,8 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         with _threads(self.n_threads):
             self._fit(X, y, X_dev, y_dev)
         self._PS = (None, None)  # 2 x dim x dim floats only the fit needs
+        self._M, self._memory = None, None
+        self._y_idx = None
         return self
 
     def _fit(self, X, y, X_dev, y_dev) -> LinearProbe:  # noqa: ANN001
@@ -158,6 +163,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         scale[scale < NEAR_CONSTANT_SCALE] = 1.0
         self.mean_, self.scale_ = mean.float(), scale.float()
         yt = torch.from_numpy(y_idx.astype(np.int64)).to(self.device_)
+        self._y_idx = yt
         self.n_train_ = int(len(y))
         self.dev_scores_: dict[float, float] = {}
         # Standardisation is folded into the weights (below), so the training matrix is never
@@ -165,9 +171,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.n_evals_ = 0
         self.path_: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         self._PS = _whitening(Xt, self.mean_, self.scale_) if self.whiten else (None, None)
+        self._M, self._memory = None, None  # class whitening and L-BFGS memory of this fit
         first_c = float(self.C) if self.C is not None else min(float(c) for c in self.Cs)
         W, b = self._start(first_c, Xt.shape[1])
-        b.requires_grad_(True)
         if self.C is not None:
             self.C_ = float(self.C)
             W = self._lbfgs(Xt, yt, W, b, self.C_)
@@ -207,7 +213,14 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             and next(iter(path.values()))[0].shape == (k, dim)
         )
         if not same:
-            return torch.zeros(k, dim, device=self.device_), torch.zeros(k, device=self.device_)
+            # From zero weights, the intercept that is optimal for them: the log class
+            # frequencies (centred). Only the path changes, not the minimiser.
+            b = torch.zeros(k, device=self.device_)
+            if self.whiten:
+                counts = torch.bincount(self._y_idx, minlength=k).double()
+                log_p = torch.log(counts.clamp_min(1) / counts.sum())
+                b = (log_p - log_p.mean()).float()
+            return torch.zeros(k, dim, device=self.device_), b
         W, b = path[min(path, key=lambda c: abs(np.log(c / C)))]
         return torch.tensor(W, device=self.device_), torch.tensor(b, device=self.device_)
 
@@ -217,17 +230,23 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
 
         ``X`` is the raw (n, dim) matrix: ``((X - mean) / scale) W^T + b`` is computed as
         ``X (W / scale)^T + (b - (W / scale) mean)``, the same function of (W, b).
-        Whitened, L-BFGS moves V with W = V P and the stopping test is on W's gradient,
-        G_W = G_V P^-1 = G_V S: when it passes, the gradient handed to L-BFGS is zeroed, which
-        ends the run there."""
+        Whitened, L-BFGS moves (V, c) with W = M V P and b = M c; the stopping test is on
+        W's and b's own gradients, G_W = M^-1 G_V P^-1 and G_b = M^-1 G_c: when it passes,
+        the gradients handed to L-BFGS are zeroed, which ends the run there."""
         import torch
 
         n = X.shape[0]
         l2 = 1.0 / (C * n)
         P, S = self._PS
-        V = (W if S is None else W @ S).detach().clone().requires_grad_(True)
+        M, Minv = (
+            _class_whitening(X, W, b, self.mean_, self.scale_) if P is not None else (None, None)
+        )
+        V = W if S is None else Minv @ W @ S
+        c = b if M is None else Minv @ b
+        V = V.detach().clone().requires_grad_(True)
+        c = c.detach().clone().requires_grad_(True)
         opt = torch.optim.LBFGS(
-            [V, b],
+            [V, c],
             lr=1.0,
             max_iter=self.max_iter,
             tolerance_grad=self.tol if S is None else 0.0,
@@ -236,10 +255,15 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             line_search_fn="strong_wolfe",
         )
 
+        def weights():  # noqa: ANN202 - (W, b) from the optimiser's coordinates
+            if P is None:
+                return V, c
+            return M @ V @ P, M @ c
+
         def objective():  # noqa: ANN202
-            W = V if P is None else V @ P
+            W, b_ = weights()
             w_raw = W / self.scale_
-            logits = torch.addmm(b - w_raw @ self.mean_, X, w_raw.T)
+            logits = torch.addmm(b_ - w_raw @ self.mean_, X, w_raw.T)
             loss = torch.nn.functional.cross_entropy(logits, yt)
             return loss + 0.5 * l2 * (W * W).sum()
 
@@ -250,17 +274,24 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             _EVALUATIONS[0] += 1
             self.n_evals_ += 1
             if S is not None:
-                g_w = (V.grad @ S).abs().max()
-                if max(float(g_w), float(b.grad.abs().max())) <= self.tol:
+                g_w = (Minv @ V.grad @ S).abs().max()
+                g_b = (Minv @ c.grad).abs().max()
+                if max(float(g_w), float(g_b)) <= self.tol:
                     V.grad.zero_()
-                    b.grad.zero_()
+                    c.grad.zero_()
             return loss
 
+        if P is not None and _CARRY_MEMORY:
+            _inject_memory(opt, self._memory, l2, M, P)
         opt.step(closure)
+        if P is not None:
+            st = opt.state[V]
+            self._memory = (l2, st.get("old_dirs") or [], st.get("old_stps") or [])
         self.n_iter_ = int(opt.state[V].get("n_iter", 0))
         with torch.no_grad():
             self.objective_ = float(objective())
-            W = (V if P is None else V @ P).detach()
+            W, b_new = (t.detach() for t in weights())
+            b.copy_(b_new)
         self.path_[C] = (W.cpu().numpy().copy(), b.detach().cpu().numpy().copy())
         return W
 
@@ -344,6 +375,77 @@ def _whitening(Xt, mean, scale):  # noqa: ANN001, ANN202 - tensors
     P = (evecs * lam.rsqrt()) @ evecs.T
     S = (evecs * lam.sqrt()) @ evecs.T
     return P.float(), S.float()
+
+
+def _inject_memory(opt, memory, l2: float, M, P) -> None:  # noqa: ANN001
+    """Start ``opt`` (a fresh L-BFGS over [V, c]) with the curvature pairs of the previous
+    C's run on the same data, each y corrected exactly for the change of penalty.
+
+    The penalty 0.5 λ ||M V P||² is quadratic, so its part of y = ∇f(x + s) - ∇f(x) is
+    λ M² s_V P² exactly: replacing λ_old by λ_new leaves the data term's pairs as they were
+    and makes the penalty's exact. Pairs no longer of positive curvature are dropped. The
+    state is set so that torch's next iteration adds no pair and takes the quasi-Newton
+    step from the carried memory (torch starts from a gradient step otherwise)."""
+    import torch
+
+    if memory is None or not memory[1]:
+        return
+    l2_old, ys, ss = memory
+    shape = opt._params[0].shape
+    n_v = opt._params[0].numel()
+    M2, P2 = M @ M, P @ P
+    dirs, stps, ro = [], [], []
+    for y, s in zip(ys, ss, strict=True):
+        s_v = s[:n_v].view(shape)
+        y = y.clone()
+        y[:n_v] += (l2 - l2_old) * (M2 @ s_v @ P2).reshape(-1)
+        ys_dot = float(y.dot(s))
+        if ys_dot > 1e-10:
+            dirs.append(y)
+            stps.append(s)
+            ro.append(1.0 / ys_dot)
+    if not dirs:
+        return
+    flat = torch.zeros_like(dirs[0])
+    state = opt.state[opt._params[0]]
+    state.update(
+        {
+            "n_iter": 1,  # not the first: torch then uses the memory
+            "func_evals": 0,
+            "d": flat.clone(),
+            "t": 0.0,  # s = d t = 0: no pair added from the (other-C) previous step
+            "old_dirs": dirs,
+            "old_stps": stps,
+            "ro": ro,
+            "H_diag": float(stps[-1].dot(dirs[-1]) / dirs[-1].dot(dirs[-1])),
+            "prev_flat_grad": flat.clone(),
+            "prev_loss": float("inf"),
+        }
+    )
+
+
+def _class_whitening(X, W, b, mean, scale):  # noqa: ANN001, ANN202 - tensors
+    """M = (A + εI)^-1/2 and M^-1 (k x k, float32), A = mean_i(diag(p_i) - p_i p_i^T) the
+    softmax's curvature over classes at (W, b), normalised to mean diagonal 1, on at most
+    ``_WHITEN_ROWS`` evenly spaced rows (a forward pass over a tenth of the data or less).
+
+    The logistic objective's Hessian is close to A ⊗ Σ: P handles Σ, M handles A, whose
+    diagonal spans orders of magnitude between frequent, rare and already-certain classes
+    (the slow directions once the path has left zero). ε = ``_CLASS_EPS``."""
+    import torch
+
+    with torch.no_grad():
+        step = max(1, X.shape[0] // _WHITEN_ROWS)
+        w_raw = W / scale
+        logits = torch.addmm(b - w_raw @ mean, X[::step][:_WHITEN_ROWS], w_raw.T)
+        p = torch.softmax(logits.double(), dim=1)
+        A = torch.diag(p.mean(0)) - p.T @ p / p.shape[0]
+        A = A / torch.diagonal(A).mean().clamp_min(1e-12)
+        evals, evecs = torch.linalg.eigh(A + _CLASS_EPS * torch.eye(len(A), dtype=A.dtype))
+        evals = evals.clamp_min(1e-6)
+        M = (evecs * evals.rsqrt()) @ evecs.T
+        Minv = (evecs * evals.sqrt()) @ evecs.T
+    return M.float().to(W.device), Minv.float().to(W.device)
 
 
 @contextlib.contextmanager

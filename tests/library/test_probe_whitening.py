@@ -94,3 +94,57 @@ def test_a_fit_at_a_grid_c_from_the_grid_is_its_solution_at_once(upos):
         W = grid.path_[C][0]  # the same point, up to W -> W S P in float32
         assert np.abs(again.coef_ - W).max() <= 1e-4 * np.abs(W).max()
     assert LinearProbe(C=0.1).fit(X, y).n_evals_ > 10  # from zero it is a real fit
+
+
+def test_class_side_whitening_same_minimum_in_fewer_evaluations(upos, monkeypatch):
+    """W = M V P: the class-curvature factor M (at the start point) changes the path only;
+    warm-started from the previous layer it needs fewer evaluations than P alone."""
+    import torch
+
+    tr, dev = upos
+    y = tr.labels
+    prev = LinearProbe(Cs=(0.01, 0.1)).fit(tr.layer(3), y, dev.layer(3), dev.labels)
+    tight = {"C": 0.1, "tol": 1e-7, "max_iter": 5_000, "init": prev}
+    both = LinearProbe(C=0.1, init=prev).fit(tr.layer(4), y)
+    both_tight = LinearProbe(**tight).fit(tr.layer(4), y)
+
+    def features_only(X, W, b, mean, scale):  # noqa: ANN001, ANN202
+        eye = torch.eye(W.shape[0], device=W.device)
+        return eye, eye
+
+    monkeypatch.setattr(linear, "_class_whitening", features_only)
+    plain = LinearProbe(C=0.1, init=prev).fit(tr.layer(4), y)
+    plain_tight = LinearProbe(**tight).fit(tr.layer(4), y)
+    assert abs(both_tight.objective_ - plain_tight.objective_) <= 1e-5 * plain_tight.objective_
+    assert both.n_evals_ < plain.n_evals_, (both.n_evals_, plain.n_evals_)
+    assert both.objective_ <= plain.objective_ * (1 + 1e-3)
+
+
+def test_a_fit_from_zero_starts_at_the_log_class_frequencies(upos):
+    """From zero weights the intercept starts at its optimum for them (centred log
+    frequencies); the plain fit keeps the old start at zero."""
+    tr, _ = upos
+    y = tr.labels
+    probe = LinearProbe(C=0.1, max_iter=0).fit(tr.layer(2), y)
+    _, counts = np.unique(y, return_counts=True)
+    log_p = np.log(counts / counts.sum())
+    np.testing.assert_allclose(probe.intercept_, log_p - log_p.mean(), atol=1e-5)
+    assert not LinearProbe(C=0.1, max_iter=0, whiten=False).fit(tr.layer(2), y).intercept_.any()
+
+
+def test_a_grid_carries_lbfgs_memory_from_c_to_c(upos, monkeypatch):
+    """Each C of a grid starts with the previous C's curvature pairs (the penalty's part
+    corrected exactly): the same path of minimisers, in fewer evaluations."""
+    tr, dev = upos
+    X, y, Xd, yd = tr.layer(3), tr.labels, dev.layer(3), dev.labels
+    Cs = (0.001, 0.003, 0.01, 0.03, 0.1)
+    tight = {"Cs": Cs, "tol": 1e-7, "max_iter": 5_000}
+    carried = LinearProbe(Cs=Cs).fit(X, y, Xd, yd)
+    carried_tight = LinearProbe(**tight).fit(X, y, Xd, yd)
+    monkeypatch.setattr(linear, "_CARRY_MEMORY", False)
+    fresh = LinearProbe(Cs=Cs).fit(X, y, Xd, yd)
+    fresh_tight = LinearProbe(**tight).fit(X, y, Xd, yd)
+    assert carried.n_evals_ < fresh.n_evals_, (carried.n_evals_, fresh.n_evals_)
+    for C in Cs:  # the same minimiser at every C
+        a, b = carried_tight.path_[C][0], fresh_tight.path_[C][0]
+        assert np.abs(a - b).max() <= 1e-2 * np.abs(b).max(), C

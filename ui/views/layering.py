@@ -40,7 +40,7 @@ def orderings_for(model: str, stamp: tuple) -> tuple[list, list[str]]:  # stamp:
 
 def picked_with_results(models: list[str]) -> list[str]:
     """The sidebar's models that have committed results; says which have none."""
-    names = model_picker(default=models[:2])
+    names = model_picker(default=models[:3], max_models=3, extra=models)
     picked = [m for m in names if m in models]
     if len(picked) < len(names) or not names:
         lacking = [m for m in names if m not in models]
