@@ -19,7 +19,14 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-_CHUNK = 16_384  # words per pass when predicting or computing statistics
+_CHUNK = 16_384  # words per pass when predicting or computing statistics, at most
+_CHUNK_BYTES = 128 * 2**20  # and at most this much float64 per pass (13 x 768 dims: 1,365 words)
+
+
+def _chunk_rows(X: np.ndarray) -> int:
+    """Words per pass over X (L, n, D): ``_CHUNK``, fewer for wide stacks (mpnet-base's
+    13 x 768 float64 chunk of 16,384 words was 1.3 GB, twice over while squaring)."""
+    return max(256, min(_CHUNK, _CHUNK_BYTES // (8 * X.shape[0] * X.shape[2])))
 
 
 class ScalarMixProbe(ClassifierMixin, BaseEstimator):
@@ -154,8 +161,9 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         with torch.no_grad():
             self.mix_.eval()
             out = []
-            for start in range(0, X.shape[1], _CHUNK):
-                xt = torch.from_numpy(self._standardise(X[:, start : start + _CHUNK]))
+            step = _chunk_rows(X)
+            for start in range(0, X.shape[1], step):
+                xt = torch.from_numpy(self._standardise(X[:, start : start + step]))
                 out.append(torch.softmax(self.linear_(self._mix(xt)), dim=-1).numpy())
         return np.concatenate(out) if out else np.zeros((0, len(self.classes_)))
 
@@ -222,10 +230,11 @@ def _layer_stats(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     float32 (L, 1, D) each."""
     total = np.zeros((X.shape[0], 1, X.shape[2]))
     sq = np.zeros_like(total)
-    for start in range(0, len(rows), _CHUNK):
-        chunk = np.asarray(X[:, rows[start : start + _CHUNK]], np.float64)
+    step = _chunk_rows(X)
+    for start in range(0, len(rows), step):
+        chunk = np.asarray(X[:, rows[start : start + step]], np.float64)
         total += chunk.sum(axis=1, keepdims=True)
-        sq += (chunk * chunk).sum(axis=1, keepdims=True)
+        sq += np.square(chunk, out=chunk).sum(axis=1, keepdims=True)
     mean = total / len(rows)
     std = np.sqrt(np.maximum(sq / len(rows) - mean * mean, 0.0)) + 1e-6
     return mean.astype(np.float32), std.astype(np.float32)

@@ -237,3 +237,18 @@ def test_chunked_moments_equal_the_whole_matrix_formula(minilm, cache):
     want_var = ((X.double() - want_mean) ** 2).mean(0)
     assert torch.equal(mean.float(), want_mean.float())
     assert torch.equal(torch.sqrt(var).float(), torch.sqrt(want_var).float())
+
+
+def test_a_lazy_layer_stack_reads_what_layers_holds(minilm, cache):
+    """``layer_stack()`` (what a full-data sweep's mixes read) gives the same values as
+    ``layers`` for every index the mixes use, reading nothing until indexed."""
+    feats = extract_features(minilm, "ud-ewt", "dev", "upos", max_sentences=30)
+    view = feats.select(np.arange(feats.n_words)[::3])
+    full, lazy = view.layers, view.layer_stack()
+    assert lazy.shape == full.shape and lazy.dtype == full.dtype
+    rows = np.array([0, 2, 5, len(full[0]) - 1])
+    np.testing.assert_array_equal(lazy[:, rows], full[:, rows])
+    np.testing.assert_array_equal(lazy[:3][:, 4:9], full[:3, 4:9])
+    assert lazy[:3].shape == (3, *full.shape[1:])
+    with pytest.raises(TypeError, match="LayerStack"):
+        lazy[0]
