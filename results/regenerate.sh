@@ -141,7 +141,7 @@ step minilm-l6-mlm__ablate-heads nice -n 15 python -m probing ablate-heads \
 # train on MPNET_STRUCT_SENTENCES sentences, the heads-as-parsers table reads
 # MPNET_PARSER_SENTENCES dev sentences (all 2,001 is ~4x the CPU).
 MPNET_WORDS="${MPNET_WORDS:-20000}"
-MPNET_STRUCT_SENTENCES="${MPNET_STRUCT_SENTENCES:-1000}"
+MPNET_STRUCT_SENTENCES="${MPNET_STRUCT_SENTENCES:-500}"
 if python -m probing models fetch mpnet-base >/dev/null; then
   step mpnet-base__attention nice -n 15 python -m probing attention-stats --model mpnet-base \
     --dataset ud-ewt --split dev --n-sentences 200 --parsers \
@@ -152,16 +152,16 @@ if python -m probing models fetch mpnet-base >/dev/null; then
   probe mpnet-base pos ud-ewt all "$UD_TEST" --max-train-words "$MPNET_WORDS" --seeds "$SEEDS"
   probe mpnet-base deprel ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
     --seeds "$SEEDS"
-  for task in supersense ptb-pos; do
-    probe mpnet-base "$task" semcor all "$SEMCOR_TEST" --max-train-words "$MPNET_WORDS" \
-      --seeds "$SEEDS"
-  done
+  # The Layering page's tasks first (supersense, WSD, tree distance), then the others.
+  probe mpnet-base supersense semcor all "$SEMCOR_TEST" --max-train-words "$MPNET_WORDS" \
+    --seeds "$SEEDS"
   probe mpnet-base wsd semcor all "$SEMCOR_TEST" --max-train-words all --seeds "$SEEDS"
-  for task in dep-depth dep-distance; do
-    probe mpnet-base "$task" ud-ewt "$MPNET_STRUCT_SENTENCES" "$UD_TEST" --seeds "$SEEDS"
-  done
+  probe mpnet-base dep-distance ud-ewt "$MPNET_STRUCT_SENTENCES" "$UD_TEST" --seeds "$SEEDS"
   step mpnet-base__brown__genre python -m probing probe --model mpnet-base --task genre \
     --dataset brown --per-doc "${MPNET_GENRE_PER_DOC:-5,10,50}" --n-boot 1000 --quiet \
     --overwrite --plotlyjs cdn --out "$OUT"
+  probe mpnet-base dep-depth ud-ewt "$MPNET_STRUCT_SENTENCES" "$UD_TEST" --seeds "$SEEDS"
+  probe mpnet-base ptb-pos semcor all "$SEMCOR_TEST" --max-train-words "$MPNET_WORDS" \
+    --seeds "$SEEDS"
 fi
 echo "all done ($(date -u +%H:%M:%S))"
