@@ -163,5 +163,15 @@ if python -m probing models fetch mpnet-base >/dev/null; then
   probe mpnet-base dep-depth ud-ewt "$MPNET_STRUCT_SENTENCES" "$UD_TEST" --seeds "$SEEDS"
   probe mpnet-base ptb-pos semcor all "$SEMCOR_TEST" --max-train-words "$MPNET_WORDS" \
     --seeds "$SEEDS"
+  # minilm-l6 at mpnet-base's training size (UPOS, supersense), then both models' centres
+  # of gravity by relative depth, paired (results/equal-size/; docs/results.md).
+  for spec in "pos ud-ewt" "supersense semcor"; do
+    set -- $spec
+    step "mpnet-base__equal-size__minilm-l6__$1" python -m probing probe --model minilm-l6 \
+      --task "$1" --dataset "$2" --max-train-sentences all --max-train-words "$MPNET_WORDS" \
+      --max-dev-sentences all --max-test-sentences all --seeds "$SEEDS" --n-boot 1000 \
+      --plotlyjs cdn --quiet --overwrite --save-probes --out "$OUT/equal-size"
+  done
+  step mpnet-base__relative-depth env PYTHONPATH=. python results/model_depths.py
 fi
 echo "all done ($(date -u +%H:%M:%S))"

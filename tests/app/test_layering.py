@@ -77,3 +77,20 @@ def test_layering_follows_the_sidebar_model_picker():
     at.sidebar.multiselect(key="models").set_value(["elmo-mini"]).run()
     models = [m.value.split("**")[1] for m in at.markdown if "intervals support" in m.value]
     assert models == ["elmo-mini"]
+
+
+def test_layering_shows_three_models_and_other_pages_keep_two():
+    """Issue 28: the page takes three models (mpnet-base's committed results are read even
+    where the picker would not offer mpnet-base, e.g. in demo mode); a two-model page
+    opened next keeps the first two of them."""
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, at.exception
+    picked = at.sidebar.multiselect(key="models").value
+    assert picked == ["elmo-mini", "minilm-l6", "mpnet-base"]
+    models = [m.value.split("**")[1] for m in at.markdown if "intervals support" in m.value]
+    assert models == picked
+    other = AppTest.from_file(str(REPO / "pages" / "1_Static_vs_Contextual.py"), default_timeout=60)
+    other.session_state["models"] = picked  # as the Layering page left it
+    other.run()
+    assert not other.exception, other.exception
+    assert other.sidebar.multiselect(key="models").value == ["elmo-mini", "minilm-l6"]
