@@ -129,8 +129,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         with _threads(self.n_threads):
             self._fit(X, y, X_dev, y_dev)
         self._PS = (None, None)  # 2 x dim x dim floats only the fit needs
-        self._M, self._memory = None, None
-        self._y_idx = None
+        self._memory, self._y_idx = None, None
         return self
 
     def _fit(self, X, y, X_dev, y_dev) -> LinearProbe:  # noqa: ANN001
@@ -171,7 +170,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.n_evals_ = 0
         self.path_: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         self._PS = _whitening(Xt, self.mean_, self.scale_) if self.whiten else (None, None)
-        self._M, self._memory = None, None  # class whitening and L-BFGS memory of this fit
+        self._memory = None  # the last C's L-BFGS memory (the next C of the grid starts with it)
         first_c = float(self.C) if self.C is not None else min(float(c) for c in self.Cs)
         W, b = self._start(first_c, Xt.shape[1])
         if self.C is not None:
@@ -379,13 +378,18 @@ def _whitening(Xt, mean, scale):  # noqa: ANN001, ANN202 - tensors
 
 def _inject_memory(opt, memory, l2: float, M, P) -> None:  # noqa: ANN001
     """Start ``opt`` (a fresh L-BFGS over [V, c]) with the curvature pairs of the previous
-    C's run on the same data, each y corrected exactly for the change of penalty.
+    C's run on the same data, each y shifted for the change of penalty.
 
     The penalty 0.5 λ ||M V P||² is quadratic, so its part of y = ∇f(x + s) - ∇f(x) is
-    λ M² s_V P² exactly: replacing λ_old by λ_new leaves the data term's pairs as they were
-    and makes the penalty's exact. Pairs no longer of positive curvature are dropped. The
-    state is set so that torch's next iteration adds no pair and takes the quasi-Newton
-    step from the carried memory (torch starts from a gradient step otherwise)."""
+    λ M² s_V P²; replacing λ_old by λ_new (with this run's M) shifts each y by that much.
+    The class factor M is re-estimated at each C, so the old pairs were measured in
+    slightly other coordinates: they are used as they are, an approximation of the
+    curvature that only shapes the first steps (the stopping test is on W's true
+    gradient, so the answer is the same minimiser; an exact change of coordinates was
+    tried: docs/benchmarks.md). Pairs no longer of positive curvature are
+    dropped. The state is set so that torch's next iteration adds no pair and takes the
+    quasi-Newton step from the carried memory (torch starts from a gradient step
+    otherwise)."""
     import torch
 
     if memory is None or not memory[1]:
