@@ -356,7 +356,8 @@ class TaggingRun(Run):
             # Lazy stacks: each batch and chunk is read when used (a float16 copy of every
             # layer's training words was 4.1 GB for mpnet-base on all of UD-EWT train).
             def stack(f: Features):  # noqa: ANN202
-                return f.layer_stack()
+                # Arc features (edge tasks) are built in memory: their layers are no copy.
+                return f.layer_stack() if hasattr(f, "layer_stack") else f.layers
         else:
 
             def stack(f: Features):  # noqa: ANN202
