@@ -86,6 +86,9 @@ for model in $MODELS; do
   # Edge probe: 4,000 training sentences' arcs, 20,000 arcs per fit (37 labels, 2 x dim).
   probe "$model" deprel ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
     --seeds "$SEEDS"
+  # Liu et al.'s edge input [head; dependent; head * dependent] on the same arcs (issue 27).
+  probe "$model" deprel-hd ud-ewt "$EDGE_SENTENCES" "$UD_TEST" --max-train-words 20000 \
+    --seeds "$SEEDS"
 done
 for task in supersense wsd; do
   for model in $MODELS; do tagging "$model" "$task" semcor "$SEMCOR_SENTENCES" "$SEMCOR_TEST"; done
@@ -104,12 +107,15 @@ for model in $MODELS; do tagging "$model" ptb-pos semcor "$SEMCOR_SENTENCES" "$S
 # the saved probes are re-applied to the test features (deprel: the other seeds refitted
 # at the committed C), then the statements of docs/results.md are re-checked and written.
 step comparisons env PYTHONPATH=. python results/compare_saved.py --refit-seeds \
-  "$OUT"/*__{pos,deprel,dep-distance,dep-depth,supersense,ptb-pos}.json
+  "$OUT"/*__{pos,deprel,deprel-hd,dep-distance,dep-depth,supersense,ptb-pos}.json
 step statements env PYTHONPATH=. python results/write_statements.py
 # Scalar mixes vs their members on the same training words, 3 seeds (issue 27): 20,000
 # words per seed from 2,000 training sentences, for members and mixes alike (the full-data
 # version costs ~35 CPU-min per model on 2 shared cores; docs/results.md has the measure).
 step mixes env PYTHONPATH=. python results/mix_members.py --out "$OUT/mixes"
+# Selectivity at two capacities (issue 27): the linear probe and Hewitt & Liang's MLP-1 on
+# the same 20,000 UPOS training words per seed, 3 seeds, both models (results/capacity/).
+step capacity env PYTHONPATH=. python results/capacity.py --out "$OUT/capacity"
 
 # Interventions (issue 29): erasure per task, agreement with patching, head ablation.
 # ERASE_* size the erasure runs (docs/results.md states the committed sizes and why).

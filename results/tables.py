@@ -150,9 +150,90 @@ def wsd(r: ProbeResults) -> str:
     return "\n".join(out)
 
 
+def structural(r: ProbeResults) -> str:
+    """Structural probes (Hewitt & Manning): per layer the headline metric (UUAS or root
+    accuracy) with its interval and seed sd, Spearman, the dev score; then the baselines."""
+    t = r.table
+    metric = "uuas" if r.task == "dep-distance" else "root_accuracy"
+    label = "UUAS" if metric == "uuas" else "root accuracy"
+    names = r.meta.get("layer_names") or []
+    dev = r.meta.get("dev_scores") or {}
+    seeds = r.meta.get("seeds") or [0]
+    out = [
+        f"| layer | test {label} [95 % CI] | sd across {len(seeds)} seeds | test Spearman, "
+        f"lengths 5–50 [95 % CI] | dev {label} (seed mean) |",
+        "|---|---|---|---|---|",
+    ]
+    probe = t[t.probe == "structural"]
+    for layer in sorted(probe.layer.dropna().unique()):
+        rows = probe[probe.layer == layer].set_index("metric")
+        name = names[int(layer)] if int(layer) < len(names) else str(int(layer))
+        d = dev.get(str(int(layer)), {}).get(metric, math.nan)
+        out.append(
+            f"| {int(layer)} ({name}) | {ci(rows.loc[metric])} | {rows.loc[metric]['sd']:.3f} "
+            f"| {ci(rows.loc['spearman'])} | {d:.3f} |"
+        )
+    for base in ("static", "right-branching"):
+        rows = t[t.probe == base].set_index("metric")
+        if len(rows):
+            out.append(f"| {base} | {ci(rows.loc[metric])} | | {ci(rows.loc['spearman'])} | |")
+    lo, hi = r.meta.get("centre_of_gravity_ci") or (math.nan, math.nan)
+    best = r.meta.get("best_layer_dev")
+    runs = list((r.meta.get("epochs") or {}).values()) or [math.nan]
+    epochs = f"{min(runs)}–{max(runs)}"
+    out.append("")
+    out.append(
+        f"best layer chosen on dev (seed mean): **{best}**; centre of gravity (running best) "
+        f"**{r.centre_of_gravity:.2f}** [{lo:.2f}, {hi:.2f}]; rank {r.meta.get('rank')}, "
+        f"{epochs} epochs (first seed); train sentences {r.meta.get('n_train_sentences')} "
+        f"({r.meta.get('n_train_words')} words), test sentences "
+        f"{r.meta.get('n_test_sentences')}, seeds {seeds}."
+    )
+    return "\n".join(out)
+
+
+def capacity(data: dict) -> str:
+    """results/capacity/ tables: per layer and probe family task and control accuracy and
+    selectivity, and the drop in selectivity from linear to MLP (Holm over the layers)."""
+
+    def pts(d: dict) -> str:
+        return f"{d['diff'] * 100:+.2f} [{d['ci_low'] * 100:+.2f}, {d['ci_high'] * 100:+.2f}]"
+
+    out = [
+        "| layer | linear: task / control | linear selectivity [CI] | MLP-1: task / control "
+        "| MLP-1 selectivity [CI] | drop, linear − MLP, points [CI] | p_Holm |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in data["layers"]:
+        lin, mlp, drop = r["linear"], r["mlp"], r["selectivity_drop"]
+        out.append(
+            f"| {r['layer']} | {lin['accuracy']:.3f} / {lin['control']:.3f} "
+            f"| {lin['selectivity']['diff']:.3f} [{lin['selectivity']['ci_low']:.3f}, "
+            f"{lin['selectivity']['ci_high']:.3f}] | {mlp['accuracy']:.3f} / "
+            f"{mlp['control']:.3f} | {mlp['selectivity']['diff']:.3f} "
+            f"[{mlp['selectivity']['ci_low']:.3f}, {mlp['selectivity']['ci_high']:.3f}] "
+            f"| {pts(drop)} | {drop['p_holm']:.3f}{' (called)' if drop['called'] else ''} |"
+        )
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     for path in sys.argv[1:]:
+        if "/capacity/" in path:
+            import json
+            from pathlib import Path
+
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            print(f"\n#### {data['model']} · {data['dataset']} · {data['task']} (capacity)\n")
+            print(capacity(data))
+            print(f"\n    {data['command']}")
+            continue
         r = ProbeResults.from_json(path)
         print(f"\n#### {r.model} · {r.dataset} · {r.task}\n")
-        print(wsd(r) if r.task == "wsd" else tagging(r))
+        if r.task == "wsd":
+            print(wsd(r))
+        elif r.task in ("dep-distance", "dep-depth"):
+            print(structural(r))
+        else:
+            print(tagging(r))
         print(f"\n    {r.meta.get('command', '')}")

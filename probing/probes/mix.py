@@ -10,10 +10,23 @@ reflects how useful a layer is, not how large its activations are (BERT's embedd
 and top layers differ in scale). The mix parameters get a larger learning rate than the
 classifier: with a few epochs and the classifier's rate they would barely leave the uniform
 start. With dev data the epoch with the best dev accuracy is kept.
+
+Beside single-layer probes (issue 27), the mix is given the members' L2 penalty: with ``C``
+the classifier's weights pay ``‖W‖² / (2 C n)`` on the mean loss, as
+:class:`probing.probes.linear.LinearProbe`'s do, and γ is held at 1 — for a linear
+classifier γ only rescales W, and a free γ lets the mix grow its inputs and shrink W out of
+the penalty (unpenalised, a one-layer deprel mix on 20,000 arcs scored 1.8 points below its
+own layer's probe; held at 1 with the penalty, the same). Small samples get more epochs
+(``min_steps`` optimiser steps at least), so that the mix is trained as far as its members,
+and the mix weights a slower rate (3e-3 instead of 5e-2): over those steps the faster one
+drove them onto one layer before the classifier had learned which was best (minilm-l6
+deprel, 20,000 arcs, all 7 layers: 0.872 with every weight on layer 2 at 5e-2, 0.884 at
+3e-3, against 0.883 for layer 3 alone).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,8 +48,12 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
     Args:
         epochs: passes over the training words.
         batch_size: words per step.
-        lr: Adam learning rate of the classifier; ``lr_mix`` of the mix weights and γ.
-        weight_decay: L2 on the classifier.
+        lr: Adam learning rate of the classifier; ``lr_mix`` of the mix weights and γ
+            (default 5e-2 without ``C``, 3e-3 with it: module doc).
+        weight_decay: Adam's L2 on the classifier (ignored with ``C``).
+        C: the members' inverse L2 strength: penalty ``‖W‖² / (2 C n)`` on the mean loss,
+            γ held at 1 (module doc). ``None``: no penalty, γ learned (ELMo's mix).
+        min_steps: optimiser steps at least: more epochs than ``epochs`` on small samples.
         max_train_words: seeded subsample cap (``None``: all).
         random_state: seed of the subsample, initialisation and batch order.
 
@@ -50,8 +67,10 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         epochs: int = 8,
         batch_size: int = 256,
         lr: float = 1e-3,
-        lr_mix: float = 5e-2,
+        lr_mix: float | None = None,
         weight_decay: float = 0.0,
+        C: float | None = None,
+        min_steps: int = 2000,
         max_train_words: int | None = 20_000,
         random_state: int = 0,
     ) -> None:
@@ -60,6 +79,8 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         self.lr = lr
         self.lr_mix = lr_mix
         self.weight_decay = weight_decay
+        self.C = C
+        self.min_steps = min_steps
         self.max_train_words = max_train_words
         self.random_state = random_state
 
@@ -116,23 +137,16 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         torch.manual_seed(self.random_state)
         self.mix_ = ScalarMix(n_layers)
         self.linear_ = torch.nn.Linear(dim, len(self.classes_))
-        opt = torch.optim.Adam(
-            [
-                {"params": self.mix_.parameters(), "lr": self.lr_mix},
-                {
-                    "params": self.linear_.parameters(),
-                    "lr": self.lr,
-                    "weight_decay": self.weight_decay,
-                },
-            ]
-        )
+        opt, l2 = self._optimiser(len(y))
         yt = torch.from_numpy(y_idx.astype(np.int64))
         dev = None
         if X_dev is not None and y_dev is not None:
             dev = (X_dev, np.asarray(y_dev))  # standardised chunk by chunk when scored
         best = None
         gen = torch.Generator().manual_seed(self.random_state)
-        for _ in range(self.epochs):
+        steps_per_epoch = max(1, math.ceil(len(yt) / self.batch_size))
+        self.epochs_ = max(self.epochs, math.ceil(self.min_steps / steps_per_epoch))
+        for _ in range(self.epochs_):
             self.mix_.train()
             for batch in torch.randperm(len(yt), generator=gen).split(self.batch_size):
                 # Sorted: the loss is order-free, and sorted rows keep earlier results to the digit.
@@ -141,6 +155,8 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
                 xb = torch.from_numpy(xb if prep is None else prep(xb))
                 logits = self.linear_(self._mix(xb))
                 loss = torch.nn.functional.cross_entropy(logits, yt[batch])
+                if l2 is not None:
+                    loss = loss + 0.5 * l2 * (self.linear_.weight**2).sum()
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -175,6 +191,32 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
     # -- internals ------------------------------------------------------------------------
+
+    def _optimiser(self, n: int):  # noqa: ANN202 - (torch optimiser, l2 or None)
+        """Adam over the mix and the classifier, and the classifier's L2 strength on the
+        mean loss of ``n`` words: with the members' penalty (``C``) γ is held at 1 and the
+        L2 is in the loss instead of Adam's weight decay."""
+        import torch
+
+        if self.C is not None and not self.C > 0:
+            raise ValueError(f"C must be > 0, not {self.C}")
+        l2 = None if self.C is None else 1.0 / (self.C * n)
+        mix_params = list(self.mix_.parameters())
+        if l2 is not None:
+            self.mix_.gamma.requires_grad_(False)
+            mix_params = [q for name, q in self.mix_.named_parameters() if name != "gamma"]
+        lr_mix = self.lr_mix if self.lr_mix is not None else 5e-2 if l2 is None else 3e-3
+        opt = torch.optim.Adam(
+            [
+                {"params": mix_params, "lr": lr_mix},
+                {
+                    "params": self.linear_.parameters(),
+                    "lr": self.lr,
+                    "weight_decay": self.weight_decay if l2 is None else 0.0,
+                },
+            ]
+        )
+        return opt, l2
 
     def _standardise(self, X: np.ndarray) -> np.ndarray:
         """float32 (L, B, D) standardised per layer and dimension (a new array)."""

@@ -162,30 +162,71 @@ def capacity_selectivity(
         accuracy, control accuracy and selectivity (with its paired interval), and
         ``selectivity(linear) − selectivity(mlp)`` with its interval and p.
     """
+    correct = {
+        name: {
+            "task": [make().fit(X_tr, y_tr).predict(X_te) == np.asarray(y_te)],
+            "control": [make().fit(X_tr, c_tr).predict(X_te) == np.asarray(c_te)],
+        }
+        for name, make in (("linear", linear), ("mlp", mlp))
+    }
+    return selectivity_by_capacity(correct, sentence, n_sentences, (0,), engine)
+
+
+def selectivity_by_capacity(
+    correct: dict[str, dict[str, Sequence[np.ndarray]]],
+    sentence: np.ndarray,
+    n_sentences: int,
+    seeds: Sequence[int],
+    engine: Engine | None = None,
+    unit: str = "test",
+) -> dict:
+    """Selectivity per probe family and its drop between two families, seeds folded in.
+
+    Args:
+        correct: ``{family: {"task": [...], "control": [...]}}``, per seed a (n_te,) bool
+            array of right predictions (each seed may have its own control labelling and
+            training words); exactly two families, the first the lower capacity.
+        sentence, n_sentences: each test word's sentence, and how many there are.
+        seeds: the seeds, in the order of the lists.
+        unit: the bootstrap unit's name (the engine's draws are keyed on it: the same name
+            gives the same resampled sentences as other tables of that test split).
+
+    Returns:
+        As :func:`capacity_selectivity`; the intervals are the engine's two-level ones
+        (seeds and test sentences), and ``selectivity_drop`` is
+        ``selectivity(first) − selectivity(second)``.
+    """
+    if len(correct) != 2:
+        raise ValueError(f"two probe families are compared, got {sorted(correct)}")
     engine = engine or Engine(n_boot=1000, seed=0)
     out: dict = {}
     selectivity = {}
-    for name, make in (("linear", linear), ("mlp", mlp)):
-        task = make().fit(X_tr, y_tr).predict(X_te)
-        ctl = make().fit(X_tr, c_tr).predict(X_te)
+    for name, by_kind in correct.items():
         reps = {
             kind: engine.replicates(
                 f"{name} {kind}",
-                SentenceCounts.from_predictions("accuracy", gold, [pred], sentence, n_sentences),
-                "test",
+                SentenceCounts.from_predictions(
+                    "accuracy",
+                    np.ones(len(sentence), dtype=int),
+                    [np.asarray(ok, dtype=int) for ok in by_kind[kind]],
+                    sentence,
+                    n_sentences,
+                    tuple(seeds),
+                ),
+                unit,
             )
-            for kind, gold, pred in (("task", y_te, task), ("control", c_te, ctl))
+            for kind in ("task", "control")
         }
         t, c = reps["task"], reps["control"]
         selectivity[name] = Replicates(
-            f"{name} selectivity", t.points - c.points, t.draws - c.draws, "test", t.seeds
+            f"{name} selectivity", t.points - c.points, t.draws - c.draws, unit, t.seeds
         )
         out[name] = {
             "accuracy": t.value,
             "control": c.value,
             "selectivity": compare(t, c, engine.seed).as_dict(),
         }
-    # selectivity(linear) − selectivity(mlp), paired: a difference of paired differences.
-    drop = compare(selectivity["linear"], selectivity["mlp"], engine.seed)
-    out["selectivity_drop"] = drop.as_dict()
+    # selectivity(first) − selectivity(second), paired: a difference of paired differences.
+    low, high = selectivity
+    out["selectivity_drop"] = compare(selectivity[low], selectivity[high], engine.seed).as_dict()
     return out

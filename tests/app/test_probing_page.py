@@ -93,9 +93,14 @@ def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_co
     # and task: the shipped run was made by the CLI with other settings, so its time is not it)
     estimate = next(c.value for c in at.caption if c.value.startswith("**Run again** takes about"))
     assert "fitting" in estimate and "measured on 2 CPU cores" in estimate, estimate
-    # The curve (with the paired selectivity band), the scalar-mix weights, the MDL panel.
-    assert len(charts(at)) == 3 and any("selectivity 95 %" in n for n in names)
+    # The curve (with the paired selectivity band), the scalar-mix weights, the MDL panel,
+    # and selectivity by probe capacity (the committed results/capacity/ run).
+    assert len(charts(at)) == 4 and any("selectivity 95 %" in n for n in names)
     assert "MDL" in charts(at)[2]["layout"]["title"]["text"]
+    capacity = charts(at)[3]
+    assert "Selectivity by probe capacity" in capacity["layout"]["title"]["text"]
+    assert [t["name"] for t in capacity["data"]] == ["linear probe", "MLP-1 (1,000 hidden units)"]
+    assert "Holm over the layers" in notes and "results/capacity.py --model minilm-l6" in notes
     assert at.multiselect(key="probe_layers").value == list(range(7))
     table = at.dataframe[0].value
     assert list(table["layer"]) == list(range(7))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 from probing.probes.control import ControlTask, model_type_keys
 from probing.probes.linear import LinearProbe
-from probing.probes.mlp import MLPProbe, capacity_selectivity
+from probing.probes.mlp import MLPProbe, capacity_selectivity, selectivity_by_capacity
 
 
 def test_selectivity_falls_as_capacity_grows(minilm):
@@ -43,3 +44,34 @@ def test_selectivity_falls_as_capacity_grows(minilm):
         s = out[family]["selectivity"]
         assert s["ci_low"] <= s["diff"] <= s["ci_high"]
         assert np.isclose(s["diff"], out[family]["accuracy"] - out[family]["control"])
+
+
+def test_a_drop_that_flips_with_the_seed_is_not_called():
+    """Seeds folded in: two seeds whose drops have opposite signs give an interval that
+    holds 0 and no call, although each seed alone is far from 0."""
+    rng = np.random.default_rng(0)
+    n, n_sent = 2000, 200
+    sentence = np.arange(n) // 10
+    task = [rng.random(n) < 0.9, rng.random(n) < 0.9]
+    low_ctl, high_ctl = rng.random(n) < 0.5, rng.random(n) < 0.7
+    flipped = {
+        "linear": {"task": task, "control": [low_ctl, high_ctl]},
+        "mlp": {"task": task, "control": [high_ctl, low_ctl]},
+    }
+    out = selectivity_by_capacity(flipped, sentence, n_sent, (0, 1))
+    drop = out["selectivity_drop"]
+    assert drop["per_seed"][0] > 0.1 and drop["per_seed"][1] < -0.1
+    assert not drop["called"] and drop["ci_low"] < 0 < drop["ci_high"]
+    steady = {
+        "linear": {"task": task, "control": [low_ctl, low_ctl]},
+        "mlp": {"task": task, "control": [high_ctl, high_ctl]},
+    }
+    drop = selectivity_by_capacity(steady, sentence, n_sent, (0, 1))["selectivity_drop"]
+    assert drop["called"] and drop["ci_low"] > 0.1
+
+
+def test_only_two_families_are_compared():
+    ok = [np.ones(10, bool)]
+    three = {f: {"task": ok, "control": ok} for f in ("linear", "mlp", "mlp-2")}
+    with pytest.raises(ValueError, match="two probe families"):
+        selectivity_by_capacity(three, np.zeros(10, int), 1, (0,))

@@ -27,6 +27,7 @@ from probing.datasets.upload import (
     read_conllu_upload,
 )
 from probing.errors import ResultFileError
+from probing.figures.capacity import capacity_figure, capacity_sentence, load_capacity
 from probing.figures.export import figure_bytes
 from probing.figures.probing import mdl_figure
 from probing.figures.probing_page import (
@@ -220,6 +221,7 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     )
     show_rigour_notes(results)
     show_mdl(results, key)
+    show_capacity(results, key)
     downloads(results, fig, stem, key)
 
 
@@ -268,6 +270,23 @@ def show_mdl(results: Sequence[ProbeResults], key: str) -> None:
             "block by the uniform code). Shorter codes (higher compression over the uniform "
             "code) mean labels that are easier to extract; the gap between task and control "
             "labels is the complexity-aware counterpart of selectivity."
+        )
+
+
+def show_capacity(results: Sequence[ProbeResults], key: str) -> None:
+    """Selectivity of the linear probe and an MLP-1 per layer, where the committed
+    capacity run (results/capacity/) covers the model and task."""
+    for i, r in enumerate(results):
+        table = load_capacity(RESULTS_DIR, r.model, r.dataset, r.task)
+        if table is None:
+            continue
+        st.plotly_chart(capacity_figure(table), key=f"{key}_capacity_{i}")
+        st.caption(
+            "Probe capacity (Hewitt & Liang 2019): the linear probe and a one-hidden-layer MLP "
+            "trained on the same words, each on the task and on the same control labels "
+            f"(committed run, `{table['command']}`). A probe with more capacity memorises "
+            f"more of the control task, so its selectivity falls. {r.model}: "
+            + capacity_sentence(table)
         )
 
 

@@ -124,7 +124,7 @@ class TaggingRun(Run):
             centre_of_gravity_draws(np.stack([acc_draws[layer] for layer in ls], 1), ls),
         )
         if scalar_mix:
-            self._scalar_mixes(ls, cumulative_mix)
+            self._scalar_mixes(ls, cumulative_mix, chosen, dev_at_c)
         self.meta.update(
             {
                 "n_train_words": self.trains[self.seed].n_words,
@@ -167,8 +167,9 @@ class TaggingRun(Run):
         if row["below_beyond_noise"]:
             self.meta["mix_below_best_member_note"] = (
                 "the mix and its members are trained on the same words; a mix below its "
-                "best member measures the mix's trainer (8 epochs of Adam, best dev epoch) "
-                "against the single layers' L-BFGS at the dev-chosen C, not the layers"
+                "best member measures the mix's trainer (Adam with the members' L2, at least "
+                "8 epochs and 2,000 steps, best dev epoch) against the single layers' L-BFGS "
+                "at the dev-chosen C, not the layers"
             )
 
     def _step(self) -> None:
@@ -344,11 +345,19 @@ class TaggingRun(Run):
             if v
         }
 
-    def _scalar_mixes(self, layer_ids: list[int], cumulative: bool) -> None:
+    def _scalar_mixes(
+        self,
+        layer_ids: list[int],
+        cumulative: bool,
+        chosen: dict[int, float],
+        dev_at_c: dict[int, float],
+    ) -> None:
         """The mix over all layers and, for Tenney et al.'s own centre of gravity, the
         cumulative mixes over layers 0..l: per seed, on that seed's training words, the
-        same words as its single-layer probes (issue 27: mixes trained on fewer words than
-        their members fell below them). Rows are means over seeds, intervals paired."""
+        same words as its single-layer probes, with their L2 penalty (the C chosen on dev
+        for the dev-best member; issue 27: mixes trained on fewer words than their members,
+        or without their penalty, fell below them). Rows are means over seeds, intervals
+        paired."""
         n = len(layer_ids)
         order = {layer: i for i, layer in enumerate(self.test.layer_ids)}
         pos = [order[layer] for layer in layer_ids]
@@ -368,6 +377,7 @@ class TaggingRun(Run):
         X_dev = None if dev is None else stack(dev)
         y_dev = None if dev is None else dev.labels
         ks = list(range(1 if cumulative else n, n + 1))
+        mix_c = {k: chosen[max(layer_ids[:k], key=lambda la: dev_at_c[la])] for k in ks}
         preds: dict[int, list[np.ndarray]] = {k: [] for k in ks}
         top: dict[int, ScalarMixProbe] = {}  # per seed, the mix over every layer
         stats = None
@@ -379,7 +389,7 @@ class TaggingRun(Run):
                 # depend on the others); each mix standardises its batches with them.
                 mean, std = stats = layer_stats(X_tr)
             for k in ks:
-                probe = ScalarMixProbe(max_train_words=None, random_state=s)
+                probe = ScalarMixProbe(max_train_words=None, C=mix_c[k], random_state=s)
                 probe.fit(
                     X_tr[:k],
                     tr.labels,
@@ -428,6 +438,10 @@ class TaggingRun(Run):
             "train_words": self.trains[self.seed].n_words,
             "train_words_note": "each seed's mixes are trained on that seed's single-layer "
             "training words",
+            "C": mix_c[n],
+            "C_note": "the classifier's L2 is the members' (the C chosen on dev for the "
+            "dev-best member); gamma is held at 1",
+            "epochs": first.epochs_,
         }
         if cumulative and n > 1:
             cum = np.array(cum_points)
