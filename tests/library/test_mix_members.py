@@ -80,3 +80,30 @@ def test_a_one_layer_mix_with_the_members_penalty_matches_its_member(minilm):
     assert abs(gap.value) <= 0.004 and gap.ci_low <= 0 <= gap.ci_high, gap
     with pytest.raises(ValueError, match="C must be > 0"):
         ScalarMixProbe(C=0.0).fit(X[None][:, :50], train.labels[:50])
+
+
+def _committed_runs_with_mix_checks() -> list:
+    out = []
+    for path in sorted((config.REPO_ROOT / "results").glob("*__*__*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        meta = doc.get("meta", {}) if isinstance(doc, dict) else {}
+        if meta.get("mix_vs_best_member"):
+            out.append(path)
+    return out
+
+
+@pytest.mark.parametrize("path", _committed_runs_with_mix_checks(), ids=lambda p: p.stem)
+def test_a_committed_mix_below_its_best_member_says_why(path) -> None:  # noqa: ANN001
+    """Issue 27: "a mix is never below its best member beyond noise, or say why". Every
+    committed run that checked its mixes either has none below beyond noise or names the
+    reason; a run whose mixes had the members' L2 (``scalar_mix.C``) keeps every gap
+    within one point (unpenalised, on the same arcs, minilm-l6's deprel mixes were 1.3-1.8
+    points below; docs/results.md, "How the numbers are made")."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    meta, mix = doc["meta"], doc.get("scalar_mix") or {}
+    rows = meta["mix_vs_best_member"]
+    below = [r for r in rows if r["below_beyond_noise"]]
+    if below:
+        assert "trainer" in meta.get("mix_below_best_member_note", ""), path.name
+    if "C" in mix:
+        assert min(r["diff"] for r in rows) >= -0.01, [(r["a"], r["diff"]) for r in below]
