@@ -12,9 +12,11 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from probing.figures.probing import CONTROL_COLOR, SCORE_COLOR
+from probing.figures.probing import SCORE_COLOR
 
 FAMILY_LABELS = {"linear": "linear probe", "mlp": "MLP-1 (1,000 hidden units)"}
+# Not the control task's orange: both lines are selectivities.
+MLP_COLOR = "#B279A2"
 
 
 def load_capacity(results_dir: Path, model: str, dataset: str, task: str) -> dict | None:
@@ -31,7 +33,7 @@ def capacity_figure(table: dict) -> go.Figure:
     """Each family's selectivity (task − control accuracy) per layer, 95 % intervals."""
     layers = [str(r["layer"]) for r in table["layers"]]
     fig = go.Figure()
-    for family, color in (("linear", SCORE_COLOR), ("mlp", CONTROL_COLOR)):
+    for family, color in (("linear", SCORE_COLOR), ("mlp", MLP_COLOR)):
         sel = [r[family]["selectivity"] for r in table["layers"]]
         fig.add_trace(
             go.Scatter(

@@ -15,10 +15,11 @@ from probing.probes.saved import SavedProbes
 
 def test_float16_rounding_changes_the_upos_probe_inside_its_bound(minilm):
     """The cache's float16 vectors vs the encoder's float32 ones, re-scored with the
-    committed minilm-l6 UPOS probe on 120 test sentences: at layers 0-5 the paired
+    committed minilm-l6 UPOS probe on 120 test sentences: at every layer the paired
     difference stays inside ±0.5 points with an interval around 0, and no value reaches
-    float16's range at any layer (layer 6's near-constant dimension is the known exception
-    to the first, docs/results.md "Float16 features, measured")."""
+    float16's range. Layer 6 has a near-constant dimension; the committed probe, re-made
+    after the scale floor (docs/results.md "Float16 features, measured"), reads it alike in
+    both precisions."""
     sents = list(itertools.islice(read_sentences("ud-ewt", "test"), 120))
     saved = SavedProbes.load(config.REPO_ROOT / "results" / "probes" / "minilm-l6__ud-ewt__pos")
     encs = minilm.encode([list(s.words) for s in sents], pooling="first", windowed=True)
@@ -30,8 +31,6 @@ def test_float16_rounding_changes_the_upos_probe_inside_its_bound(minilm):
         assert np.abs(x32).max() < 65504  # nothing clipped
         x16 = to_float16(x32).astype(np.float32)
         assert np.abs(x32 - x16).max() <= np.abs(x32).max() * 2**-10  # float16 rounding
-        if layer == 6:
-            continue
         c32, c16 = (
             SentenceCounts.from_predictions(
                 "accuracy", y, [saved.predict(layer, x)], sentence, len(sents)
