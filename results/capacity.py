@@ -28,6 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+# The same dev-chosen C per layer as the mix study (this script runs from results/).
+from mix_members import committed_c
+
 from probing.features import extract_features
 from probing.io import atomic_write_json
 from probing.models.registry import load_encoder
@@ -41,14 +44,6 @@ from probing.probes.tasks import get_task
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = ("linear", "mlp")
 KINDS = ("task", "control")
-
-
-def committed_c(model: str, dataset: str, task: str) -> dict[int, float]:
-    """Per layer, the C the committed run chose on dev."""
-    import json
-
-    meta = json.loads((ROOT / "results" / f"{model}__{dataset}__{task}.json").read_text())["meta"]
-    return {int(k): float(v) for k, v in meta["C"].items()}
 
 
 def one_seed(train, dev, test, seed: int, words: int, Cs, type_keys) -> dict:  # noqa: ANN001
