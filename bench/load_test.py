@@ -9,7 +9,8 @@ peak memory (VmHWM). Loopback only; bounded in count and time.
 With ``--heavy N`` (default 2) the first N sessions also do heavy actions between page
 visits, in turn: upload a CoNLL-U file (the first 100 sentences of UD-EWT dev, written to a
 temporary file) and run the UPOS probe on it; draw a UMAP sense map (Static vs Contextual,
-Sense geometry). Light-page latencies are reported apart from heavy actions, and the
+Sense geometry); fit the eraser and switch heads off (Interventions); CKA on request (Layer
+Similarity). Light-page latencies are reported apart from heavy actions, and the
 server's peak RSS is checked against ``--rss-bound-mib`` (the bound documented in
 docs/benchmarks.md).
 
@@ -108,7 +109,42 @@ async def umap_map(page, url: str, out: dict) -> None:
     await check_page(page, "umap", out)
 
 
-HEAVY = {"probe upload": probe_upload, "umap": umap_map}
+async def erasure_fit(page, url: str, out: dict) -> None:
+    """Interventions: fit the eraser on the user's sentence (a background job in the worker),
+    then switch heads off (hooked fill-mask passes on the shared model)."""
+    await page.goto(f"{url}/Interventions", timeout=120_000)
+    await wait_idle(page, timeout=180)
+    await page.get_by_role("button", name="Fit the eraser").click(timeout=LOCATE_MS)
+    # The job's progress fragment reruns every second; its end shows the labels table.
+    await page.get_by_text("erased at layer").first.wait_for(timeout=600_000)
+    await wait_idle(page, timeout=300)
+    await check_page(page, "erasure fit", out)
+    await page.get_by_role("tab", name="Heads").click(timeout=LOCATE_MS)
+    await wait_idle(page, timeout=180)
+    box = page.get_by_label("Heads off").first
+    for head in ("L1-H0", "L3-H5", "L6-H11"):
+        await box.click(timeout=LOCATE_MS)
+        await page.get_by_role("option", name=head, exact=True).click(timeout=LOCATE_MS)
+        await wait_idle(page, timeout=180)
+    await check_page(page, "heads off", out)
+
+
+async def cka_on_request(page, url: str, out: dict) -> None:
+    """Layer Similarity: CKA of the sidebar's model with itself on 100 words (the worker)."""
+    await page.goto(f"{url}/Layer_Similarity?words=100", timeout=120_000)
+    await wait_idle(page, timeout=180)
+    await page.get_by_role("button", name="Compute CKA over").click(timeout=LOCATE_MS)
+    await asyncio.sleep(1)
+    await wait_idle(page, timeout=600)
+    await check_page(page, "cka", out)
+
+
+HEAVY = {
+    "probe upload": probe_upload,
+    "umap": umap_map,
+    "erasure fit": erasure_fit,
+    "cka": cka_on_request,
+}
 NOUNS = ["store", "bank", "river", "school", "market", "station", "office", "garden"]
 
 
@@ -170,10 +206,10 @@ async def session(
                 n_heavy += 1
                 t0 = time.monotonic()
                 try:
-                    if name == "umap":
-                        await umap_map(page, url, out)
-                    else:
+                    if name == "probe upload":
                         await probe_upload(page, url, heavy, out)
+                    else:
+                        await HEAVY[name](page, url, out)
                     out["heavy"].setdefault(name, []).append(time.monotonic() - t0)
                     out.setdefault("heavy_at", []).append(
                         (name, round(t0 - out["t_start"], 1), round(time.monotonic() - t0, 1))

@@ -83,6 +83,11 @@ class NoAttentionError(ContextLensError):
     """An encoding or encoder without attention weights (ELMo, or asked without them)."""
 
 
+class UnsupportedArchitectureError(NoAttentionError, NoMLMHeadError):
+    """An architecture without the part an analysis hooks (ALBERT's shared block has no
+    per-layer module); the message names the architecture and what is missing."""
+
+
 class NotCachedOfflineError(ModelUnavailableError):
     """A hub model that is not in the local Hugging Face cache while the hub is unreachable."""
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,24 +131,13 @@ def get_encoder(name: str):
     return None
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _intervention_copy(name: str) -> tuple[Any, threading.Lock]:
-    # Interventions put hooks on the model they run. The model every other page reads is
-    # shared by all sessions, so a hook on it would reach another session's fill-mask running
-    # at the same moment: interventions get their own copy, one session at a time.
-    return load_model(name).private_copy(), threading.Lock()
-
-
 @contextlib.contextmanager
 def intervention_encoder(name: str) -> Iterator[Any]:
-    """``name``'s private copy for hooked forward passes, used by this session alone during
-    the body (other sessions' interventions wait); None when it cannot be loaded (shown)."""
-    if get_encoder(name) is None:
-        yield None
-        return
-    model, lock = _intervention_copy(name)
-    with lock:
-        yield model
+    """``name``'s shared encoder for hooked forward passes; None when it cannot be loaded
+    (shown). No copy and no lock: an intervention's hooks belong to its call
+    (:mod:`probing.encoders.call_hooks`), so other sessions running the same model at the
+    same moment are not touched by them."""
+    yield get_encoder(name)
 
 
 def fetch_with_progress(name: str) -> bool:

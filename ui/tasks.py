@@ -82,3 +82,30 @@ def probe_upload(
     from probing.datasets.upload import probe_upload as run
 
     return run(_encoder(model), list(sentences), progress=progress, **kwargs)
+
+
+def sentence_eraser(model: str, task: str, layer: int) -> Any:
+    """The Interventions page's eraser kit: LEACE at ``layer`` and the task's probes, fitted
+    on 150 training sentences (:func:`probing.interventions.sentence.sentence_eraser`)."""
+    from probing.interventions.sentence import sentence_eraser as fit
+
+    return fit(_encoder(model), task, layer)
+
+
+def cka_compare(
+    model_a: str,
+    model_b: str | None,
+    n_words: int,
+    n_boot: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Any:
+    """The Layer Similarity page's on-request CKA (:func:`probing.analyses.cka.compare_models`)."""
+    from probing.analyses.cka import compare_models
+
+    return compare_models(
+        _encoder(model_a),
+        None if model_b is None else _encoder(model_b),
+        n_words=n_words,
+        n_boot=n_boot,
+        progress=progress,
+    )

@@ -88,22 +88,6 @@ class Encoder(abc.ABC):
         other.dtype = resolved
         return other
 
-    def private_copy(self) -> Encoder:
-        """This encoder with its own copy of the weights: hooks put on the copy (an
-        intervention) do not reach ``self``, which other users may be running meanwhile."""
-        import copy
-
-        import torch
-
-        other = object.__new__(type(self))  # as in with_dtype: __new__ needs the weights
-        memo: dict = {}  # one memo: modules shared between attributes stay shared
-        for key, value in self.__dict__.items():
-            if isinstance(value, torch.nn.Module):
-                value = copy.deepcopy(value, memo)
-            other.__dict__[key] = value
-        other.__dict__.pop("_mask_passes", None)
-        return other
-
     def _autocast(self):  # noqa: ANN202 - context manager for one forward pass
         device = getattr(self, "device", None)
         return batching.autocast(self.dtype, getattr(device, "type", "cpu"))

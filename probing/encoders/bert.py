@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from probing.encoders import batching, bert_mlm
+from probing.encoders import batching, bert_mlm, call_hooks, surface
 from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
 from probing.encoders.value_norms import transformed_value_norms
 from probing.encoding import (
@@ -93,6 +93,9 @@ class TransformersEncoder(Encoder):
                 self.mlm = model.to(self.device).eval()
             model = base
         self.model = model.to(self.device).eval()
+        # Hooks belong to the call (call_hooks): the dispatchers go on now, before threads
+        # share the model, so that no hook dict changes while another thread runs it.
+        surface.install_dispatchers(self.model)
         self.tokenizer = tokenizer
         cfg = self.model.config
         n_layers = int(getattr(cfg, "num_hidden_layers", getattr(cfg, "n_layers", 0)))
@@ -426,7 +429,9 @@ _PASS_LOCK = threading.Lock()
 
 
 def _has_hooks(model: torch.nn.Module) -> bool:
-    return any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    """An intervention is active in this thread, or a hook of the caller's own is on the
+    model (the call-local dispatchers alone change nothing)."""
+    return call_hooks.active() > 0 or call_hooks.has_foreign_hooks(model)
 
 
 class TransformersMaskedLM(TransformersEncoder):

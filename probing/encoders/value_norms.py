@@ -7,46 +7,22 @@ bias is shared by all heads and left out, as in their ``BertNormOutput``). Since
 ‖α_ij f_h(x_j)‖ = α_ij ‖f_h(x_j)‖, the (layers, heads, n) norms computed here and the
 attention weights give every norm-weighted map.
 
-The value projection's output is caught with a forward hook on each layer's value ``Linear``
-(one ordinary forward pass; the model is not copied or patched).
+The value projection's output is caught with a call-local forward hook on each layer's value
+projection (:mod:`probing.encoders.call_hooks`: one ordinary forward pass; the model is not
+copied, and other threads running it meanwhile are not hooked). Where each family keeps its
+value and output projections is :mod:`probing.encoders.surface`'s business.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import numpy as np
 import torch
 
-from probing.errors import NoAttentionError
-
-
-def _attention_parts(model: torch.nn.Module) -> list[tuple[torch.nn.Linear, torch.nn.Linear]]:
-    """(value projection, output projection) of every layer, bottom to top.
-
-    BERT, RoBERTa, ELECTRA and their relatives keep them at ``encoder.layer[i].attention
-    .self.value`` / ``.output.dense``; DistilBERT at ``transformer.layer[i].attention
-    .v_lin`` / ``.out_lin``.
-
-    Raises:
-        NoAttentionError: an architecture whose attention this function does not know.
-    """
-    encoder = getattr(model, "encoder", None)
-    if encoder is not None and hasattr(encoder, "layer"):
-        try:
-            return [(b.attention.self.value, b.attention.output.dense) for b in encoder.layer]
-        except AttributeError:
-            pass
-    transformer = getattr(model, "transformer", None)
-    if transformer is not None and hasattr(transformer, "layer"):
-        try:
-            return [(b.attention.v_lin, b.attention.out_lin) for b in transformer.layer]
-        except AttributeError:
-            pass
-    raise NoAttentionError(
-        f"Norm-weighted attention does not know where {type(model).__name__} keeps its value "
-        "and output projections; raw attention and rollout still work."
-    )
+from probing.encoders.call_hooks import forward_hook
+from probing.encoders.surface import model_parts
 
 
 @torch.inference_mode()
@@ -60,23 +36,21 @@ def transformed_value_norms(
         inputs: its forward inputs for ONE sequence, each (1, n_pieces).
         n_heads: attention heads per layer.
     """
-    parts = _attention_parts(model)
-    values: list[torch.Tensor | None] = [None] * len(parts)
+    parts = model_parts(model)
+    values: list[torch.Tensor | None] = [None] * len(parts.values)
 
     def keep(i: int):  # noqa: ANN202 - a forward hook
-        def hook(_module, _args, output: torch.Tensor) -> None:
+        def hook(_module: torch.nn.Module, _args: tuple, output: torch.Tensor) -> None:
             values[i] = output.detach()
 
         return hook
 
-    handles = [v.register_forward_hook(keep(i)) for i, (v, _) in enumerate(parts)]
-    try:
+    with contextlib.ExitStack() as hooks:
+        for i, v in enumerate(parts.values):
+            hooks.enter_context(forward_hook(v, keep(i)))
         model(**inputs)
-    finally:
-        for h in handles:
-            h.remove()
     out = []
-    for value, (_, dense) in zip(values, parts, strict=True):
+    for value, dense in zip(values, parts.head_inputs, strict=True):
         assert value is not None  # every layer ran
         v = value[0].float()  # (n, H·d)
         n, width = v.shape

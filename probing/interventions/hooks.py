@@ -2,6 +2,9 @@
 
 Every intervention here (erasure, patching, head ablation) is a forward hook on the model the
 encoder already holds, never a copy of it: later layers are recomputed by the model itself.
+The hooks belong to the call (:mod:`probing.encoders.call_hooks`): they act on the calling
+thread's forward passes only, so other sessions running the same shared model at the same
+moment see none of them.
 Only BERT-family masked LMs (:class:`~probing.encoders.bert.TransformersMaskedLM`) have the
 parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.recompute`
 and its LM (when its folder ships a softmax) is scored by :mod:`probing.interventions.bilm`.
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import torch
 
+from probing.encoders import surface
+from probing.encoders.call_hooks import forward_hook, forward_pre_hook
+from probing.encoders.surface import ModelParts
 from probing.errors import LayerOutOfRangeError, NoLMHeadError
 
 HiddenFn = Callable[[torch.Tensor], torch.Tensor]  # (B, T, D) -> (B, T, D)
@@ -81,49 +86,15 @@ def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN
     return softmax
 
 
-@dataclass(frozen=True)
-class ModelParts:
-    """Where to hook a BERT-family model.
-
-    Attributes:
-        layers: the modules whose outputs are hidden states 0 … L (embeddings, then blocks).
-        head_inputs: per block, the module whose input is the heads' concatenated outputs.
-        n_heads: heads per block. head_dim: dims per head.
-    """
-
-    layers: list[torch.nn.Module]
-    head_inputs: list[torch.nn.Module]
-    n_heads: int
-    head_dim: int
-
-    @property
-    def n_layers(self) -> int:
-        return len(self.layers) - 1
-
-
 def model_parts(encoder) -> ModelParts:  # noqa: ANN001 - TransformersMaskedLM
-    """The hook points of ``encoder``'s base model (BERT, RoBERTa, ELECTRA, DistilBERT).
+    """The hook points of ``encoder``'s base model (:mod:`probing.encoders.surface`).
 
     Raises:
-        NoLMHeadError: not a masked LM, or an architecture whose blocks are not laid out as
-            these (ALBERT shares one block across layers, so a layer cannot be hooked alone).
+        NoLMHeadError: not a masked LM.
+        UnsupportedArchitectureError: an architecture without per-layer modules (ALBERT).
     """
     require_mlm(encoder)
-    base = encoder.model
-    cfg = base.config
-    blocks = getattr(getattr(base, "encoder", None), "layer", None)
-    if blocks is not None:  # BERT, RoBERTa, ELECTRA, MiniLM
-        heads = [b.attention.output.dense for b in blocks]
-        emb = base.embeddings
-    elif getattr(getattr(base, "transformer", None), "layer", None) is not None:  # DistilBERT
-        blocks = base.transformer.layer
-        heads = [b.attention.out_lin for b in blocks]
-        emb = base.embeddings
-    else:
-        raise NoLMHeadError(f"Interventions do not know the layers of {type(base).__name__}.")
-    n_heads = int(getattr(cfg, "num_attention_heads", getattr(cfg, "n_heads", 0)))
-    dim = int(getattr(cfg, "hidden_size", getattr(cfg, "dim", 0)))
-    return ModelParts([emb, *blocks], heads, n_heads, dim // max(n_heads, 1))
+    return surface.model_parts(encoder.model)
 
 
 def check_layer(layer: int, n_layers: int) -> int:
@@ -145,28 +116,22 @@ def _replace_output(out, fn: HiddenFn):  # noqa: ANN001, ANN202 - tensor or tupl
 def replaced_hidden(parts: ModelParts, layer: int, fn: HiddenFn) -> Iterator[None]:
     """Within the block, hidden state ``layer`` is ``fn(h)`` wherever the model reads it."""
     check_layer(layer, parts.n_layers)
-    handle = parts.layers[layer].register_forward_hook(lambda _m, _a, out: _replace_output(out, fn))
-    try:
+    with forward_hook(parts.layers[layer], lambda _m, _a, out: _replace_output(out, fn)):
         yield
-    finally:
-        handle.remove()
 
 
 @contextlib.contextmanager
 def recorded_hidden(parts: ModelParts) -> Iterator[list[torch.Tensor]]:
     """Collects hidden states 0 … L (each (B, T, D)) of the passes run within the block."""
     store: list[torch.Tensor] = []
-    handles = [
-        m.register_forward_hook(
-            lambda _m, _a, out: store.append((out[0] if isinstance(out, tuple) else out).detach())
-        )
-        for m in parts.layers
-    ]
-    try:
+
+    def keep(_m: torch.nn.Module, _a: tuple, out: object) -> None:
+        store.append((out[0] if isinstance(out, tuple) else out).detach())
+
+    with contextlib.ExitStack() as stack:
+        for m in parts.layers:
+            stack.enter_context(forward_hook(m, keep))
         yield store
-    finally:
-        for h in handles:
-            h.remove()
 
 
 HeadFn = Callable[[int, torch.Tensor], torch.Tensor]  # (block, (B, T, H, dh)) -> same
@@ -176,22 +141,18 @@ HeadFn = Callable[[int, torch.Tensor], torch.Tensor]  # (block, (B, T, H, dh)) -
 def head_outputs(parts: ModelParts, fn: HeadFn, blocks: list[int] | None = None) -> Iterator[None]:
     """Within the block, block ``b``'s head outputs (B, T, H, dh) become ``fn(b, heads)``
     before the attention's output projection (blocks numbered from 0)."""
-    handles = []
-    for b, module in enumerate(parts.head_inputs):
-        if blocks is not None and b not in blocks:
-            continue
+    with contextlib.ExitStack() as stack:
+        for b, module in enumerate(parts.head_inputs):
+            if blocks is not None and b not in blocks:
+                continue
 
-        def pre(_m, args, b=b):  # noqa: ANN001, ANN202
-            x = args[0]
-            heads = x.reshape(*x.shape[:-1], parts.n_heads, parts.head_dim)
-            return (fn(b, heads).reshape(x.shape), *args[1:])
+            def pre(_m: torch.nn.Module, args: tuple, kwargs: dict, b: int = b) -> tuple:
+                x = args[0]
+                heads = x.reshape(*x.shape[:-1], parts.n_heads, parts.head_dim)
+                return (fn(b, heads).reshape(x.shape), *args[1:]), kwargs
 
-        handles.append(module.register_forward_pre_hook(pre))
-    try:
+            stack.enter_context(forward_pre_hook(module, pre))
         yield
-    finally:
-        for h in handles:
-            h.remove()
 
 
 @contextlib.contextmanager

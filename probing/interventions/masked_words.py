@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from probing.encoders.call_hooks import forward_pre_hook
 from probing.interventions.hooks import (
     HiddenFn,
     mlm_logits,
@@ -217,19 +218,15 @@ def score_clean(
     ok = True
     for batch in batches:
         seen: list[tuple[tuple, dict]] = []
-        handles = [
-            b.register_forward_pre_hook(
-                lambda _m, args, kwargs, seen=seen: seen.append((tuple(args[1:]), dict(kwargs))),
-                with_kwargs=True,
-            )
-            for b in blocks
-        ]
-        try:
+
+        def keep(_m: torch.nn.Module, args: tuple, kwargs: dict, seen: list = seen) -> None:
+            seen.append((tuple(args[1:]), dict(kwargs)))
+
+        with contextlib.ExitStack() as hooks:
+            for b in blocks:
+                hooks.enter_context(forward_pre_hook(b, keep))
             with recorded_hidden(parts) as store:
                 out = encoder.model(**{k: v.to(encoder.device) for k, v in batch.inputs.items()})
-        finally:
-            for h in handles:
-                h.remove()
         last = out.last_hidden_state
         ok = ok and len(store) == len(parts.layers) and len(seen) == len(blocks)
         ok = ok and torch.equal(store[-1], last)

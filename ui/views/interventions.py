@@ -22,7 +22,7 @@ from probing.figures.interventions import (
     pruning_figure,
     recovery_figure,
 )
-from ui import background
+from ui import background, tasks
 from ui.common import (
     friendly_errors,
     get_encoder,
@@ -31,6 +31,7 @@ from ui.common import (
     model_picker,
     page_header,
 )
+from ui.jobs import offload
 from ui.state import persist
 
 RESULTS = config.REPO_ROOT / "results" / "interventions"
@@ -162,7 +163,7 @@ def erase_sentence(name: str) -> None:
     kit = st.session_state.get("iv_kit")
     if kit is None or (kit.task, kit.layer, kit.model) != (task, layer, name):
         if st.button("Fit the eraser (a background job: tens of seconds or more)", key="iv_fit"):
-            background.start(key, "Erasure", lambda sink: _fit(encoder, name, task, layer, sink))
+            background.start(key, "Erasure", lambda sink: _fit(name, task, layer, sink))
             st.rerun()
         return
     with friendly_errors("Erasing"), intervention_encoder(name) as encoder:
@@ -195,11 +196,10 @@ class _Kit:
         self.model, self.task, self.layer, self.kit = model, task, layer, kit
 
 
-def _fit(encoder, name: str, task: str, layer: int, sink) -> _Kit:  # noqa: ANN001
-    from probing.interventions.sentence import sentence_eraser
-
+def _fit(name: str, task: str, layer: int, sink: background.ProgressSink) -> _Kit:
+    # In a worker process (its own copy of the model), not in the server's threads.
     sink.progress(0.1, "Encoding 150 training sentences and fitting LEACE…")
-    kit = sentence_eraser(encoder, task, layer)
+    kit = offload(tasks.sentence_eraser, name, task, layer)
     sink.progress(1.0, "done")
     return _Kit(name, task, layer, kit)
 

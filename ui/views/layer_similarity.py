@@ -10,10 +10,11 @@ from __future__ import annotations
 import streamlit as st
 
 from probing import config
-from probing.analyses.cka import compare_models, load_result, shipped_results
+from probing.analyses.cka import load_result, shipped_results
 from probing.figures.cka import cka_figure
+from ui import tasks
 from ui.common import friendly_errors, get_encoder, model_picker, page_header
-from ui.jobs import heavy_job
+from ui.jobs import heavy_job, offload
 from ui.state import one_of, persist
 
 # Words in an on-request run: the Gram matrices are n × n per layer (2,000 words: 32 MB each).
@@ -88,16 +89,17 @@ def on_request_view() -> None:
     key = (models[0], models[-1] if len(models) > 1 else None, n_words)
     results = computed()
     if st.button(f"Compute CKA over {n_words} words", key="cka_run", type="primary"):
-        encoders = [get_encoder(m) for m in models]
-        if any(e is None for e in encoders):
+        if any(get_encoder(m) is None for m in models):  # a load failure is shown here
             return
         bar = st.progress(0.0, text="Encoding the words…")
+        # In a worker process (its own copy of the models), not in the server's threads.
         with friendly_errors("CKA"), heavy_job("Layer similarity (CKA)"):
-            results[key] = compare_models(
-                encoders[0],
-                encoders[1] if len(encoders) > 1 else None,
-                n_words=n_words,
-                n_boot=200,
+            results[key] = offload(
+                tasks.cka_compare,
+                models[0],
+                models[1] if len(models) > 1 else None,
+                n_words,
+                200,
                 progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} layer pairs"),
             )
         bar.empty()
