@@ -61,15 +61,18 @@ def _bert_laid(model: torch.nn.Module) -> tuple[list, list, list] | None:
     blocks = getattr(getattr(model, "encoder", None), "layer", None)
     if blocks is None or not all(hasattr(b, "attention") for b in blocks):
         return None
+    # ELECTRA with embedding_size != hidden_size projects the embeddings up before block 1:
+    # hidden state 0 is the projection's output.
+    embeddings = getattr(model, "embeddings_project", None) or model.embeddings
     att = [b.attention for b in blocks]
     if all(hasattr(a, "self") and hasattr(a, "output") for a in att):
         values = [
             getattr(a.self, "value", None) or getattr(a.self, "value_proj", None) for a in att
         ]
         if all(v is not None for v in values):  # BERT, RoBERTa, ELECTRA, DeBERTa-v2
-            return [model.embeddings, *blocks], [a.output.dense for a in att], values
+            return [embeddings, *blocks], [a.output.dense for a in att], values
     if all(hasattr(a, "attn") and hasattr(a.attn, "o") for a in att):  # MPNet
-        return [model.embeddings, *blocks], [a.attn.o for a in att], [a.attn.v for a in att]
+        return [embeddings, *blocks], [a.attn.o for a in att], [a.attn.v for a in att]
     return None
 
 
