@@ -1,5 +1,7 @@
 """The Layering page (the app lists it in ui/navigation.py)."""
 
+from ui.common import page_errors
 from ui.views.layering import render
 
-render()
+with page_errors("Layering"):
+    render()

@@ -1,5 +1,7 @@
 """The Probe Lens page (the app lists it in ui/navigation.py)."""
 
+from ui.common import page_errors
 from ui.views.probe_lens import render
 
-render()
+with page_errors("Probe Lens"):
+    render()

@@ -1,5 +1,7 @@
 """The Layer Similarity page (the app lists it in ui/navigation.py)."""
 
+from ui.common import page_errors
 from ui.views.layer_similarity import render
 
-render()
+with page_errors("Layer Similarity"):
+    render()

@@ -10,6 +10,12 @@
   entries are evicted beyond it (default 2,048 MB in demo mode, 20,480 MB otherwise).
 - ``CONTEXTLENS_JOB_SECONDS`` / ``CONTEXTLENS_JOB_MEMORY_MB``: wall-clock and memory budget of
   one heavy job started from the UI (defaults: see :func:`limits`).
+- ``CONTEXTLENS_MAX_MODEL_MB``: the largest model (float32 parameter bytes, read from its
+  config before it is built) that may be loaded (default 2,048 MB in demo mode, half the
+  machine's memory otherwise).
+- ``CONTEXTLENS_MODEL_CACHE_MB``: parameter bytes of loaded models kept for reuse; least
+  recently used models are dropped beyond it (default 1,536 MB in demo mode, a quarter of the
+  machine's memory up to 8,192 MB otherwise).
 """
 
 from __future__ import annotations
@@ -97,6 +103,10 @@ class Limits:
     # of probing.datasets.upload_budget still applies): tree-distance targets are n x n.
     max_upload_sentence_words: int | None = None
     max_tree_sentence_words: int | None = None
+    # Models: the largest one that may be built (float32 bytes its config implies, checked
+    # before allocation) and the parameter bytes of loaded models kept for reuse (LRU).
+    max_model_bytes: int = 8 * 1024**3
+    model_cache_bytes: int = 8 * 1024**3
 
 
 def _env_number(name: str, default: float, scale: float = 1.0) -> float:
@@ -107,6 +117,14 @@ def _env_number(name: str, default: float, scale: float = 1.0) -> float:
     except ValueError:
         return default
     return value if value > 0 else default
+
+
+def _memory_bytes() -> int:
+    """Physical memory of this machine (16 GiB when the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return 16 * 1024**3
 
 
 def limits() -> Limits:
@@ -132,14 +150,19 @@ def limits() -> Limits:
             max_attention_corpus_sentences=200,
             max_upload_sentence_words=500,
             max_tree_sentence_words=200,
+            max_model_bytes=2048 * mb,
+            model_cache_bytes=1536 * mb,
         )
     else:
+        memory = _memory_bytes()
         base = Limits(
             max_chars=50_000,
             max_sentences=200,
             max_probe_train_sentences=20_000,
             max_upload_bytes=50 * mb,
             heavy_jobs=2,
+            max_model_bytes=memory // 2,
+            model_cache_bytes=max(1024 * mb, min(8192 * mb, memory // 4)),
         )
     return replace(
         base,
@@ -147,6 +170,10 @@ def limits() -> Limits:
         job_memory_bytes=int(_env_number("CONTEXTLENS_JOB_MEMORY_MB", base.job_memory_bytes, mb)),
         feature_cache_bytes=int(
             _env_number("CONTEXTLENS_FEATURE_CACHE_MB", base.feature_cache_bytes, mb)
+        ),
+        max_model_bytes=int(_env_number("CONTEXTLENS_MAX_MODEL_MB", base.max_model_bytes, mb)),
+        model_cache_bytes=int(
+            _env_number("CONTEXTLENS_MODEL_CACHE_MB", base.model_cache_bytes, mb)
         ),
     )
 

@@ -34,6 +34,11 @@ class InputTooLongError(ContextLensError, ValueError):
             "Shorten the text or split it into sentences."
         )
 
+    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+        # A job's error crosses from the worker process by pickle, which would call the class
+        # with ``self.args`` (the message alone): rebuild it from its fields instead.
+        return (type(self), (self.length, self.limit, self.unit))
+
 
 class EmptyInputError(ContextLensError, ValueError):
     """Empty text, or text with no words in it."""
@@ -125,6 +130,11 @@ class OutputNotWritableError(ContextLensError):
     """An output folder that cannot be created or written to (checked before a long run)."""
 
 
+class ShippedFilesError(ContextLensError):
+    """A command that would write into the repository's shipped files (``results/``,
+    ``models/``, the checkout) without ``--overwrite``; the message says where to write."""
+
+
 class ResultFileError(ContextLensError):
     """A stored results file that cannot be read (truncated, not JSON); the message names it."""
 
@@ -201,3 +211,56 @@ class UnknownTaskError(ContextLensError, ValueError):
 
 class UnknownSplitError(ContextLensError, ValueError):
     """A split a data set does not have (``train``/``dev``/``test``); the message names them."""
+
+
+class UserFileError(ContextLensError, ValueError):
+    """A path a user named that is not a regular file or folder of bounded size: a FIFO, a
+    device, a socket, a symlink loop, a file over its size bound, or JSON/TOML nested too
+    deeply to parse; refused by ``stat`` before anything opens it."""
+
+
+class ModelTooLargeError(ModelFormatError, ResourceLimitError):
+    """A model whose config asks for more parameters than this machine's model budget allows
+    (checked from the config, before any weight is allocated)."""
+
+
+class WeightsConfigMismatchError(ModelFormatError):
+    """A checkpoint whose config implies far more parameters than its weights files hold (a
+    model built from it would be mostly random)."""
+
+
+class SweepTooLongError(SweepError):
+    """A sweep whose estimated time is over the limit for starting without confirmation; the
+    message gives the estimate and how to confirm (``--yes``) or shrink the grid."""
+
+
+class UnknownDatasetError(ContextLensError, KeyError, ValueError):
+    """A data set name that is not in the registry; the message names the choices. A KeyError
+    (the registry's lookup) and a ValueError (a bad argument) for callers of either kind."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class NotACorpusError(ContextLensError, ValueError):
+    """A lexicon (WordNet) named where sentences are needed; the message names the corpora."""
+
+
+class CacheNotWritableError(ContextLensError, OSError):
+    """A cache folder that cannot be written (read-only file system, no permission); the
+    message names the folder and how to point ``CONTEXTLENS_CACHE_DIR`` elsewhere."""
+
+
+class VerbFormError(InvalidArgumentError):
+    """Verb forms for a minimal pair that cannot be compared: empty, not one word, with
+    control characters, or the same form twice."""
+
+
+class SpecialTokenError(ContextLensError, ValueError):
+    """A model's special token (``[MASK]``, ``[CLS]``, ``[PAD]``, ``<s>``…) given where a word
+    of its vocabulary is needed (following a token, a target word)."""
+
+
+class TrainingLogNotFoundError(ContextLensError, FileNotFoundError):
+    """A model folder without the training log its card is written from
+    (``--write-card FOLDER``); the message names the file."""

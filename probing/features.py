@@ -81,7 +81,7 @@ from probing.encoders.base import CONTROL_RE
 from probing.encoding import to_float16
 from probing.errors import CorruptCacheError, DiskFullError, InvalidArgumentError
 from probing.heap import release_free_memory
-from probing.io import atomic_write_text, file_sha256
+from probing.io import atomic_write_text, cache_writes, file_sha256
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -553,18 +553,19 @@ def extract_features(
             feats = _sample_view(whole, _sample(len(whole.sent_ids), max_sentences))
     if feats is None:
         layer_ids_stored = tuple(range(n_all))
-        _build(
-            encoder,
-            dataset,
-            split,
-            layer_ids_stored,
-            pooling,
-            max_sentences,
-            key,
-            folder,
-            progress,
-            batch_size,
-        )
+        with cache_writes(f"the features of {dataset} {split}"):
+            _build(
+                encoder,
+                dataset,
+                split,
+                layer_ids_stored,
+                pooling,
+                max_sentences,
+                key,
+                folder,
+                progress,
+                batch_size,
+            )
         feats = load_features(folder, key)
         feature_cache.evict(features_dir(), config.limits().feature_cache_bytes, keep=folder)
     elif progress is not None:

@@ -7,18 +7,21 @@ truncated transfer never leaves a file that looks complete.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from probing.cache import LRUCache
-from probing.errors import DownloadError
+from probing.errors import CacheNotWritableError, ContextLensError, DiskFullError, DownloadError
 
 ProgressFn = Callable[[int, int | None], None]  # (bytes done, total bytes or None)
 _CHUNK = 1 << 16
@@ -89,6 +92,61 @@ def atomic_write_json(
     """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically
     (``options``: see :func:`atomic_write`)."""
     return atomic_write_text(path, json.dumps(data, indent=indent) + "\n", **options)
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+# A library that writes files itself says the OS error only in its text (safetensors:
+# "IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })").
+_CODE_RE = re.compile(r"\bOs \{ code: (\d+)|\[Errno (\d+)\]")
+_TEXTS = {
+    "no space left": errno.ENOSPC,
+    "quota exceeded": errno.EDQUOT,
+    "read-only file system": errno.EROFS,
+    "permission denied": errno.EACCES,
+}
+
+
+def write_errno(exc: BaseException) -> int | None:
+    """The OS error number behind a failed write: an OSError's own, else one that a library's
+    error carries in its text; None when there is none."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno
+    text = str(exc)
+    if m := _CODE_RE.search(text):
+        return int(m.group(1) or m.group(2))
+    return next((code for words, code in _TEXTS.items() if words in text.lower()), None)
+
+
+@contextlib.contextmanager
+def cache_writes(what: str) -> Iterator[None]:
+    """Writes into the cache folder (``CONTEXTLENS_CACHE_DIR``) in the body: a full disk
+    raises DiskFullError and a read-only folder CacheNotWritableError, each naming the folder
+    and what to do, in place of the OS's or a library's own text. ``what``: what was being
+    saved ("the feature cache entry"), for the message.
+    """
+    try:
+        yield
+    except ContextLensError:
+        raise  # already says what happened (the feature cache's own DiskFullError)
+    except Exception as exc:
+        code = write_errno(exc)
+        if code not in _FULL + _NOT_WRITABLE:
+            raise
+        from probing.config import cache_dir
+
+        root = cache_dir()
+        if code in _FULL:
+            raise DiskFullError(
+                f"The cache folder {root} is full, so {what} could not be saved (nothing "
+                "half-written was kept). Free some space there, or set CONTEXTLENS_CACHE_DIR "
+                "to a folder on a disk with room."
+            ) from exc
+        raise CacheNotWritableError(
+            f"The cache folder {root} cannot be written ({os.strerror(code).lower()}), so "
+            f"{what} could not be saved. Set CONTEXTLENS_CACHE_DIR to a folder you can write "
+            "to."
+        ) from exc
 
 
 def download_file(

@@ -25,9 +25,15 @@ import streamlit as st
 
 from probing.budget import Budget
 from probing.config import limits
-from ui import jobs
+from ui import jobs, worker
+from ui.common import page_errors
 
 Report = Callable[[float, str], None]  # (fraction done 0..1, text)
+
+RESUMING = (
+    "{label}: its worker process ended (stopped from outside, or the server ran short of "
+    "memory); resuming in a fresh one from what it had saved…"
+)
 
 
 @dataclass
@@ -79,13 +85,14 @@ def start(
     *,
     detached: bool = False,
     shared_key: str | None = None,
+    expected_s: float | None = None,
 ) -> Run:
     """Run ``work(sink)`` in a daemon thread once a heavy-job slot is free.
 
     ``detached``: the run goes on when its tab is closed (it stays under the job's time and
     memory budget). ``shared_key``: the run is also found under this key, which any session
     can compute from the run's settings (:func:`shared_key`), so a page opened later picks
-    it up.
+    it up. ``expected_s``: the run's estimated length, which jobs queued behind it are told.
     """
     # The job's budget (time, memory, and, unless detached, the browser session still open:
     # a change of page keeps the session, a closed tab ends it) as for any heavy job.
@@ -99,11 +106,18 @@ def start(
 
         try:
             with (
-                jobs.slot(alive, waiting, label),
+                jobs.slot(alive, waiting, label, expected_s),
                 Budget(lim.job_seconds, lim.job_memory_bytes, what=label, alive=alive) as budget,
                 jobs.job_context(budget),
             ):
-                run.result = work(ProgressSink(run))
+                try:
+                    run.result = work(ProgressSink(run))
+                except worker.WorkerDied:
+                    # Killed from outside (not by its budget: that is a JobStoppedError of its
+                    # own): once more in a fresh worker, under the same budget, from what the
+                    # first one saved (extracted features), and the page says so.
+                    run.report(run.fraction, RESUMING.format(label=label))
+                    run.result = work(ProgressSink(run))
         except BaseException as exc:  # handed to the page, which shows it
             run.error = exc
         finally:
@@ -164,7 +178,11 @@ def show_progress(key: str, note: str = "") -> None:
 
     @st.fragment(run_every=1.0)
     def progress() -> None:
-        run = get(key)
+        # A fragment's rerun runs without its page's guard: its own one.
+        with page_errors("The progress display"):
+            show(get(key))
+
+    def show(run: Run | None) -> None:
         if run is None:
             return
         if note:

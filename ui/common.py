@@ -6,8 +6,10 @@ Pages stay thin: widgets here, computation in ``probing``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-from collections.abc import Iterator
+import secrets
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import streamlit as st
@@ -124,10 +126,7 @@ def get_encoder(name: str):
         except ContextLensError as exc:
             st.error(load_failure(name, user_message(exc)))
         except Exception as exc:  # a page must never show a traceback
-            log.exception("loading %s failed", name)
-            st.error(
-                f"Could not load **{md_text(name)}**: {type(exc).__name__}: {user_message(exc)}"
-            )
+            st.error(unexpected_error(f"Loading **{md_text(name)}**", exc))
     return None
 
 
@@ -189,14 +188,89 @@ def user_message(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def friendly_errors(what: str = "That") -> Iterator[None]:
-    """Turn library errors into one message instead of a traceback in the page."""
+    """Turn library errors into one message instead of a traceback in the page; any other
+    error into :func:`unexpected_error`'s message."""
     try:
         yield
     except ContextLensError as exc:
         st.error(user_message(exc))
     except Exception as exc:
-        log.exception("%s failed", what)
-        st.error(f"{what} failed: {type(exc).__name__}: {user_message(exc)}")
+        st.error(unexpected_error(what, exc))
+
+
+def unexpected_error(what: str, exc: BaseException) -> str:
+    """The page's message for an error no code expected, with a short random id; the
+    operator's log gets the id with the traceback. None of the error's own text reaches the
+    page: a library's words help no visitor, and may name server paths."""
+    error_id = secrets.token_hex(4)
+    log.error("error id %s: %s failed", error_id, what, exc_info=exc)
+    return (
+        f"{what} failed unexpectedly (error id `{error_id}`). Please try again; if it happens "
+        "again, report the id: the server's log has the details."
+    )
+
+
+@contextlib.contextmanager
+def page_errors(page: str) -> Iterator[None]:
+    """A page's whole render: a typed library error that nothing inside handled becomes its
+    one message, any other error :func:`unexpected_error`'s. Streamlit's ``st.stop()`` and
+    ``st.rerun()`` (BaseExceptions, not Exceptions) pass through untouched, and so does a
+    fragment's error, which Streamlit has already shown."""
+    from streamlit.errors import FragmentHandledException
+
+    try:
+        yield
+    except FragmentHandledException:
+        raise
+    except ContextLensError as exc:
+        st.error(user_message(exc))
+    except Exception as exc:
+        st.error(unexpected_error(f"The {page} page", exc))
+
+
+def guarded(render: Callable[[], None], page: str) -> Callable[[], None]:
+    """``render`` inside :func:`page_errors` (for ``st.Page``, which takes a function)."""
+
+    @functools.wraps(render)
+    def run() -> None:
+        with page_errors(page):
+            render()
+
+    return run
+
+
+def whole_number_input(
+    label: str,
+    min_value: int,
+    max_value: int,
+    *,
+    step: int,
+    key: str,
+    value: int | None = None,
+    where: Any = None,
+    **options: Any,
+) -> int:
+    """``st.number_input`` for a whole number that a hand-made widget value cannot break.
+
+    Streamlit converts an integer box's incoming value with ``int()`` before its own checks,
+    in its callback phase before the page runs: a NaN or infinity sent for it (measured: the
+    CKA word count) ended in Streamlit's generic error box, which no page code can catch. A
+    float box shown without decimals gets such values, and any out of range, reset by
+    Streamlit itself; the value comes back here as an int. ``where``: the container (a
+    column), default the page.
+    """
+    if value is not None:  # (None would mean an empty box to Streamlit, not "no default")
+        options["value"] = float(value)
+    box = (where or st).number_input(
+        label,
+        min_value=float(min_value),
+        max_value=float(max_value),
+        step=float(step),
+        format="%.0f",
+        key=key,
+        **options,
+    )
+    return int(box)
 
 
 def md_text(text: str) -> str:

@@ -148,16 +148,20 @@ def slot(
     alive: Callable[[], bool],
     waiting: Callable[[int, float], None] | None = None,
     label: str = "job",
+    expected_s: float | None = None,
 ) -> Iterator[None]:
     """Hold one of the server's heavy-job slots for the body, served in arrival order.
 
     When every slot is taken, waits up to :data:`WAIT_S`, calling ``waiting(jobs ahead,
-    expected wait s)`` whenever the queue in front moves. Raises JobStoppedError when the
-    page is closed meanwhile and ServerBusyError when no slot comes free in time. The body
-    runs at a lower CPU priority (:func:`lower_priority`).
+    expected wait s)`` whenever the queue in front moves (and every few seconds). Raises
+    JobStoppedError when the page is closed meanwhile and ServerBusyError when no slot comes
+    free in time. The body runs at a lower CPU priority (:func:`lower_priority`).
+    ``expected_s``: how long the body is expected to take, for the jobs queued behind it.
     """
     gate = _gate()
-    ticket = gate.acquire(label, timeout=WAIT_S, alive=alive, waiting=waiting)
+    ticket = gate.acquire(
+        label, timeout=WAIT_S, alive=alive, waiting=waiting, expected_s=expected_s
+    )
     if ticket is None:
         if not alive():
             raise JobStoppedError("The page was closed while waiting for a free slot.")
@@ -171,16 +175,26 @@ def slot(
 
 @contextlib.contextmanager
 def heavy_job(
-    label: str, *, seconds: float | None = None, memory_bytes: int | None = None
+    label: str,
+    *,
+    seconds: float | None = None,
+    memory_bytes: int | None = None,
+    expected_s: float | None = None,
 ) -> Iterator[Budget]:
     """Run the body when a heavy-job slot is free, under the job budget (see module doc);
-    show a waiting message meanwhile. ``seconds`` / ``memory_bytes`` override the budget."""
+    show a waiting message meanwhile. ``seconds`` / ``memory_bytes`` override the budget;
+    ``expected_s``: the body's estimated length, told to the jobs queued behind it."""
     alive = session_alive()
     held = contextlib.ExitStack()
     note = st.empty()
     try:
         held.enter_context(
-            slot(alive, lambda n, t: note.info(queued_text(label, n, t), icon="⏳"), label)
+            slot(
+                alive,
+                lambda n, t: note.info(queued_text(label, n, t), icon="⏳"),
+                label,
+                expected_s,
+            )
         )
     except ServerBusyError as exc:
         note.empty()

@@ -102,12 +102,21 @@ def forget(key: str) -> None:
 
 def link(param: str, value: Any) -> None:
     """Show ``value`` in the address bar as ``param`` (cleared when empty)."""
-    text = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    text = ",".join(map(_text, value)) if isinstance(value, list | tuple) else _text(value)
     if value is None or text == "":
         if param in st.query_params:
             del st.query_params[param]
     elif st.query_params.get(param) != text:
         st.query_params[param] = text
+
+
+def _text(value: Any) -> str:
+    """A value as the address shows it: a whole float as a whole number (``1000``, not
+    ``1000.0``: whole-number boxes are float widgets, see ``ui.common.whole_number_input``,
+    and their links are read back with ``int``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 # Parsers and checks for permalink values (what ``persist``'s ``parse`` and ``valid`` take).

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import socket
 import subprocess
@@ -30,7 +31,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -63,12 +64,23 @@ READY_S = 300.0  # the longest a new worker may take to start (imports torch) on
 ENV_PREFIXES = ("CONTEXTLENS_", "HF_", "TRANSFORMERS_")  # settings a job reads from os.environ
 
 
-class WorkerFailure(ContextLensError):
-    """A worker's job failed with an error that could not be sent back as it was."""
+class WorkerFailure(RuntimeError):
+    """A worker's job failed with an unexpected error that could not be sent back as it was
+    (its type and text; the worker's log has the traceback). Not a typed error: a page shows
+    it as an unexpected one, with an id."""
 
 
 class WorkerDied(JobStoppedError):
     """The worker process ended during the job (killed from outside, out of memory)."""
+
+
+def died_message(what: str) -> str:
+    """What a page says when ``what``'s worker process ended mid-job (its pipe closed)."""
+    return (
+        f"{what} stopped: the worker process running it ended (stopped from outside, or the "
+        "server ran short of memory). Start it again: what it had saved (extracted features) "
+        "is kept, so it resumes from there."
+    )
 
 
 def enabled() -> bool:
@@ -121,10 +133,24 @@ def _main(conn: Connection, nice: int) -> None:
             text = traceback.format_exc()
             if not isinstance(exc, ContextLensError):
                 print(f"contextlens worker {os.getpid()}: job failed\n{text}", file=sys.stderr)
-            try:
-                conn.send(("error", exc))
-            except Exception:  # not picklable: its type and text, still no traceback
-                conn.send(("error", WorkerFailure(f"{type(exc).__name__}: {exc}")))
+            conn.send(("error", _sendable(exc)))
+
+
+def _sendable(exc: Exception) -> Exception:
+    """``exc`` when it comes back whole through pickle; else a typed error keeps its message
+    (written for the user) as a plain ContextLensError, and any other becomes a WorkerFailure.
+    Checked here: an error that pickles but cannot be rebuilt (an ``__init__`` with more
+    arguments than its ``args``) failed in the server's ``recv`` with a TypeError about the
+    error class instead of the job's own message."""
+    try:
+        back = pickle.loads(pickle.dumps(exc))
+        if type(back) is type(exc) and str(back) == str(exc):
+            return exc
+    except Exception:
+        pass
+    if isinstance(exc, ContextLensError):
+        return ContextLensError(str(exc))
+    return WorkerFailure(f"{type(exc).__name__}: {exc}")
 
 
 def _end_with_server(server: int) -> None:
@@ -252,11 +278,14 @@ class Pool:
         try:
             self._wait_ready(w)
             rss0 = w.rss()
-            w.conn.send((fn, args, dict(kwargs or {}), _job_env(), progress is not None))
+            with _pipe(w, budget.what):
+                w.conn.send((fn, args, dict(kwargs or {}), _job_env(), progress is not None))
             checked = 0.0
             while True:
-                if w.conn.poll(POLL_S):
-                    kind, value = w.conn.recv()
+                with _pipe(w, budget.what):
+                    message = w.conn.recv() if w.conn.poll(POLL_S) else None
+                if message is not None:
+                    kind, value = message
                     if kind != "progress":
                         finished = True
                         if kind == "error":
@@ -275,10 +304,7 @@ class Pool:
                 if growth > budget.memory_bytes:
                     raise JobStoppedError(memory_message(budget.what, budget.memory_bytes))
                 if not w.alive():
-                    raise WorkerDied(
-                        f"{budget.what} was stopped: its worker process ended (the server may "
-                        "be short of memory). Please try again, or ask for less."
-                    )
+                    raise WorkerDied(died_message(budget.what))
         finally:
             # A job that did not finish (stopped, cancelled, failed to send) takes its worker
             # with it; a worker that grew far past a job's budget is retired to free memory.
@@ -293,8 +319,22 @@ class Pool:
         while not w.conn.poll(POLL_S):
             if not w.alive() or time.monotonic() > deadline:
                 raise WorkerDied("The job's worker process did not start. Please try again.")
-        kind, _ = w.conn.recv()
+        with _pipe(w, "The job"):
+            kind, _ = w.conn.recv()
         w.ready = kind == "ready"
+
+
+@contextlib.contextmanager
+def _pipe(w: Worker, what: str) -> Iterator[None]:
+    """Talk to worker ``w`` in the body. Its end of the pipe closing (the process killed) is
+    WorkerDied with the page's message, not the pipe's bare EOFError; an answer that cannot
+    be unpickled is a WorkerFailure naming why."""
+    try:
+        yield
+    except (EOFError, ConnectionError) as exc:
+        raise WorkerDied(died_message(what)) from exc
+    except pickle.UnpicklingError as exc:
+        raise WorkerFailure(f"{what}'s answer from its worker could not be read: {exc}") from exc
 
 
 if __name__ == "__main__":

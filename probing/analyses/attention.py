@@ -519,10 +519,8 @@ def sample_sentences(
     """
     from probing.datasets import read_sentences
 
-    try:
-        words = [s.words for s in read_sentences(dataset, split, data_dir) if s.words]
-    except KeyError as exc:  # the registry's unknown-name error
-        raise ValueError(str(exc.args[0]) if exc.args else str(exc)) from None
+    # An unknown name is an UnknownDatasetError, a ValueError as the docstring says.
+    words = [s.words for s in read_sentences(dataset, split, data_dir) if s.words]
     if n <= 0 or not words:
         return []
     if n >= len(words):
@@ -653,10 +651,7 @@ def sample_documents(
     """
     from probing.datasets import read_sentences
 
-    try:
-        sents = [s for s in read_sentences(dataset, split, data_dir) if s.words]
-    except KeyError as exc:  # the registry's unknown-name error
-        raise ValueError(str(exc.args[0]) if exc.args else str(exc)) from None
+    sents = [s for s in read_sentences(dataset, split, data_dir) if s.words]
     docs: dict[str, list] = {}
     for s in sents:
         docs.setdefault(s.doc_id, []).append(s)

@@ -51,6 +51,7 @@ import pandas as pd
 from probing.analyses.contextual import layer_names_of
 from probing.encoders.base import Encoder, ProgressFn
 from probing.encoding import STATIC, Pooling
+from probing.errors import InvalidArgumentError
 
 METRICS: dict[str, str] = {
     "self_similarity": "Self-similarity",
@@ -114,7 +115,9 @@ def random_pairs(sentence_ids: np.ndarray, n_pairs: int, rng: np.random.Generato
     """(n_pairs, 2) indices of random occurrence pairs from different sentences."""
     sid = np.asarray(sentence_ids)
     if len(np.unique(sid)) < 2:
-        raise ValueError("random pairs from different sentences need at least two sentences")
+        raise InvalidArgumentError(
+            "random pairs from different sentences need at least two sentences; use more"
+        )
     out = np.empty((0, 2), dtype=np.int64)
     while len(out) < n_pairs:  # rejection sampling: same-sentence pairs are rare
         cand = rng.integers(0, len(sid), size=(2 * n_pairs, 2))
@@ -273,8 +276,9 @@ def contextuality_table(
             for g in groups
         ]
     if not groups:
-        raise ValueError(
-            f"no word type occurs {min_count} or more times in the sample; use more sentences"
+        raise InvalidArgumentError(
+            f"no word type occurs {min_count} or more times in the sample; use more sentences "
+            "or a lower minimum count"
         )
     pairs = random_pairs(sid, n_pairs, rng)
     # The same random sets for every layer, so that the curves differ only by the layer.

@@ -227,11 +227,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
     from pathlib import Path
 
-    from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+    from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
     p = argparse.ArgumentParser(prog="python -m probing.analyses.elmo_directions")
     p.add_argument("--model", default="elmo-mini")
-    p.add_argument("--out", default="results")
+    p.add_argument("--out", type=output_folder, default="results")
     p.add_argument("--max-train-sentences", type=int, default=None)
     p.add_argument("--max-test-sentences", type=int, default=None)
     p.add_argument("--n-boot", type=int, default=1000)

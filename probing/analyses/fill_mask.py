@@ -35,6 +35,7 @@ from probing.errors import (
     MultiPieceTargetError,
     NoMaskError,
     NoMLMHeadError,
+    SpecialTokenError,
     TooManyMasksError,
 )
 
@@ -244,6 +245,8 @@ def single_piece(encoder: Encoder, word: str) -> tuple[str, int]:
         EmptyInputError: a blank word.
         NoMLMHeadError: the encoder has no MLM head.
         MultiPieceTargetError: the model splits the word (a mask stands for one piece).
+        SpecialTokenError: the word is one of the model's special tokens (``[MASK]``,
+            ``[CLS]``, ``[PAD]``…), which :meth:`vocabulary` leaves out.
     """
     mlm = masked_lm(encoder)
     word = word.strip()
@@ -256,7 +259,13 @@ def single_piece(encoder: Encoder, word: str) -> tuple[str, int]:
             f"{mlm.info.name} reads {word!r} as {len(own)} pieces ({' '.join(own)}); a mask "
             "stands for one piece, so pick a word it reads as one piece (or one of these)."
         )
-    token_id = int(mlm.vocabulary()[own[0]])
+    token_id = mlm.vocabulary().get(own[0])
+    if token_id is None:
+        raise SpecialTokenError(
+            f"{word!r} is one of {mlm.info.name}'s special tokens (such as [CLS], [SEP], "
+            "[PAD] and [MASK]), not a word it guesses: pick a word (e.g. paris)."
+        )
+    token_id = int(token_id)
     return mlm.token_labels([token_id])[0], token_id
 
 

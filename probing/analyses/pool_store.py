@@ -18,7 +18,7 @@ import numpy as np
 
 from probing import config
 from probing.analyses.contextual import unit_rows
-from probing.io import atomic_write, atomic_write_json
+from probing.io import atomic_write, atomic_write_json, cache_writes
 
 FORMAT = 1
 
@@ -65,19 +65,24 @@ def load_pool(key: str) -> tuple[dict, np.ndarray, np.ndarray] | None:
 
 
 def save_pool(key: str, fields: dict, layers: np.ndarray, static: np.ndarray) -> None:
-    """Store a pool; the vectors first, the JSON last (a pool without its JSON is absent)."""
+    """Store a pool; the vectors first, the JSON last (a pool without its JSON is absent).
+
+    Raises:
+        DiskFullError, CacheNotWritableError: the cache folder is full or read-only.
+    """
     from safetensors.numpy import save_file
 
     stem = pool_dir() / key
-    stem.parent.mkdir(parents=True, exist_ok=True)
     # C order: safetensors writes the buffer as it lies (a transposed view came back scrambled)
     arrays = {
         "layers": np.ascontiguousarray(layers, dtype=np.float16),
         "static": np.ascontiguousarray(static, dtype=np.float16),
     }
-    atomic_write(
-        stem.with_suffix(".safetensors"),
-        lambda tmp: save_file(arrays, str(tmp)),
-        suffix=".safetensors",
-    )
-    atomic_write_json(stem.with_suffix(".json"), {"format": FORMAT, **fields}, indent=None)
+    with cache_writes("the neighbour pool"):
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            stem.with_suffix(".safetensors"),
+            lambda tmp: save_file(arrays, str(tmp)),
+            suffix=".safetensors",
+        )
+        atomic_write_json(stem.with_suffix(".json"), {"format": FORMAT, **fields}, indent=None)

@@ -10,6 +10,7 @@ layer makes the point in two lines.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from probing.analyses.contextual import (
     unit_rows,
 )
 from probing.encoders.base import Encoder
+from probing.errors import CacheNotWritableError, DiskFullError
 
 SAME, DIFFERENT = "same sense", "different senses"
 LABEL_MARK = "|"
@@ -193,7 +195,12 @@ def semcor_vocabulary(
                 "senses": pool.senses,
                 "glosses": pool.glosses,
             }
-            pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
+            try:
+                pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
+            except (DiskFullError, CacheNotWritableError) as exc:
+                # The pool is built and kept in memory below: a cache that cannot take it only
+                # costs the next server start a rebuild (the operator's log says why).
+                logging.getLogger("contextlens").warning("neighbour pool not stored: %s", exc)
     with _pool_lock:
         _pool_cache[key] = pool
     return pool

@@ -31,7 +31,12 @@ import numpy as np
 import torch
 
 from probing.encoders.base import Encoder, LensableMLM, MaskedLM
-from probing.errors import ContextLensError, InputTooLongError, NoMLMHeadError
+from probing.errors import (
+    ContextLensError,
+    InputTooLongError,
+    InvalidArgumentError,
+    NoMLMHeadError,
+)
 
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 FILE_NAME = "tuned_lens.safetensors"
@@ -143,7 +148,10 @@ def collect_states(
         if progress is not None and (done % 50 == 0 or done == len(sentences)):
             progress("states", done, len(sentences))
     if not chunks:
-        raise ValueError("no sentence gave a masked state to train on")
+        raise InvalidArgumentError(
+            "no sentence gave a masked state to train on (all empty or too long); use more "
+            "sentences"
+        )
     return torch.cat(chunks, dim=1)
 
 

@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,7 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="sample single sentences and average per sentence (default: whole documents, "
         "averaged per document as Clark et al. average per example)",
     )
-    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument(
+        "--out", required=True, type=output_folder, help="output folder (created if missing)"
+    )
     p.add_argument(
         "--parsers", action="store_true", help="also score each head as a dependency parser"
     )

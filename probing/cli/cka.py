@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--n-boot", type=int, default=300, help="bootstrap draws (sentences)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument(
+        "--out", required=True, type=output_folder, help="output folder (created if missing)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_overwrite_argument(p)
 

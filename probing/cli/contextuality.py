@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.datasets.registry import corpus_names
 from probing.encoding import POOLINGS
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,7 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)",
     )
     p.add_argument("--pooling", default="first", choices=POOLINGS)
-    p.add_argument("--out", default="contextuality", help="output folder (default ./contextuality)")
+    p.add_argument(
+        "--out",
+        type=output_folder,
+        default="contextuality",
+        help="output folder (default ./contextuality)",
+    )
     add_overwrite_argument(p)
 
 

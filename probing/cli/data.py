@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 
+from probing.shipped import add_overwrite_argument, refuse_shipped
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """``data list`` / ``data download NAME`` as sub-subcommands."""
@@ -26,6 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     dl.add_argument("name", help="data set name (see `data list`), or 'all'")
     dl.add_argument("--base-url", help="mirror root laid out like the data folder")
     dl.add_argument("--force", action="store_true", help="fetch again even if present")
+    add_overwrite_argument(dl)
     for q in (ls, dl):
         q.add_argument("--data-dir", default=argparse.SUPPRESS, help="data folder")
 
@@ -95,6 +98,14 @@ def _download(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from probing.config import data_dir
+
+    infos = {d.name: d for d in list_datasets()}
+    refuse_shipped(  # a data folder inside the checkout (--data-dir .) would add to the repo
+        folders=[data_dir() / infos[n].folder for n in names],
+        overwrite=args.overwrite,
+        hint="download into a data folder outside the checkout (--data-dir DIR)",
+    )
     for name in names:
         with tqdm(desc=name, unit="B", unit_scale=True, file=sys.stderr) as bar:
 

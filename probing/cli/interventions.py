@@ -9,7 +9,7 @@ Examples::
 
 Each writes ``<model>__<what>.csv`` (the tidy table), ``.json`` (everything, with the
 settings) and ``.html`` (the figure) into ``--out`` (default ``results/interventions``,
-whose shipped files are replaced only with ``--overwrite``).
+which, like all of the shipped results, is written into only with ``--overwrite``).
 """
 
 from __future__ import annotations
@@ -18,14 +18,19 @@ import argparse
 import json
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 DEFAULT_OUT = "results/interventions"
 
 
 def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") -> None:
     p.add_argument("--model", default=default_model, help="registry name, folder or hub id")
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
+    p.add_argument(
+        "--out",
+        type=output_folder,
+        default=DEFAULT_OUT,
+        help=f"output folder (default: {DEFAULT_OUT})",
+    )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
     p.add_argument(
         "--plotlyjs",
@@ -108,7 +113,8 @@ def run_erase(args: argparse.Namespace) -> int:
 
     dataset, _ = task_field(args.task, args.dataset)
     stem = erase_stem(args.model, dataset, args.task, args.method)
-    refuse_shipped(_files(args.out, stem), args.overwrite)
+    recovery = [] if args.no_recovery else [Path(args.out) / f"{stem}__recovery.csv"]
+    refuse_shipped(_files(args.out, stem) + recovery, args.overwrite)
     spec = ErasureSpec(
         model=args.model,
         task=args.task,

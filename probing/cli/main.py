@@ -7,6 +7,7 @@ Each command lives in the module that does the work and registers itself here th
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -143,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     except ContextLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the user named, or their disk: their input, not a bug
+        if os.environ.get("CONTEXTLENS_DEBUG"):
+            raise
+        print(f"error: {os_error_message(exc)}", file=sys.stderr)
+        return 2
     except Exception as exc:  # never a traceback: one line, and how to see more
         if os.environ.get("CONTEXTLENS_DEBUG"):
             raise
@@ -152,3 +158,26 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+# What to do about a file-system error, by its errno.
+_OS_HINTS = {
+    errno.ENOENT: "check the path (a missing folder is made only inside one that exists)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder; give a file",
+    errno.EACCES: "pick a path you may read or write",
+    errno.EPERM: "pick a path you may read or write",
+    errno.EROFS: "it is on a read-only file system; pick a writable folder",
+    errno.ENOSPC: "the disk is full; free some space or write elsewhere",
+    errno.EDQUOT: "the disk quota is used up; free some space or write elsewhere",
+    errno.ENAMETOOLONG: "the name is too long; pick a shorter path",
+    errno.EEXIST: "a file is in the way; pick another path",
+}
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for a file-system error: the path, the system's reason, what to do."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    hint = _OS_HINTS.get(exc.errno or 0, "check the paths given and the disk")
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{reason}; {hint}."

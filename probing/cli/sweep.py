@@ -17,6 +17,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 from probing.sweep.executors import EXECUTORS
 
 
@@ -40,7 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="worker processes (local) or CPUs of a local Ray instance (default: the cores here)",
     )
-    p.add_argument("--out", default=None, help="output folder (overrides the spec's `out`)")
+    p.add_argument(
+        "--out",
+        type=output_folder,
+        default=None,
+        help="output folder (overrides the spec's `out`)",
+    )
     p.add_argument(
         "--cache-dir",
         default=None,
@@ -53,6 +59,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="embed plotly.js in the figures (inline, offline) or link it (cdn)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="start even when the sweep is estimated to take over 2 h (it is refused otherwise)",
+    )
+    add_overwrite_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,12 +78,22 @@ def run(args: argparse.Namespace) -> int:
         spec = replace(spec, out=Path(args.out))
     if args.cache_dir:
         spec = replace(spec, cache_dir=Path(args.cache_dir))
+    # before any model or data set is resolved: nothing goes into results/, models/ or the
+    # checkout (out = "results" once added a sweep's files to the shipped runs)
+    refuse_shipped(
+        folders=[spec.out, *([spec.cache_dir] if spec.cache_dir else [])],
+        overwrite=args.overwrite,
+        hint="write somewhere else with --out DIR or the spec's `out`",
+    )
+    from probing.sweep.estimate import check_sweep_time, duration
     from probing.sweep.resolve import resolve
 
     grid = resolve(spec)  # every model and data set, before the first cell
+    est = check_sweep_time(spec, grid, workers=args.workers, confirm=args.yes)
     print(
         f"sweep: {grid.n_cells:,} cells ({len(spec.models)} model(s) × {len(spec.tasks)} task(s) "
-        f"× {len(spec.seeds)} seed(s) × their layers) → {spec.out}",
+        f"× {len(spec.seeds)} seed(s) × their layers) → {spec.out}; about "
+        f"{duration(est.seconds)} on {est.workers} worker(s)",
         file=sys.stderr,
     )
     bar = None if args.quiet else tqdm(desc="sweep", unit="step", file=sys.stderr)
@@ -90,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             progress=progress,
             plotlyjs=True if args.plotlyjs == "inline" else "cdn",
+            confirm=args.yes,
         )
     finally:
         if bar is not None:

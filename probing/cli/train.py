@@ -10,6 +10,7 @@ from probing.training.cli_args import (
     add_train_elmo_arguments,
     add_train_elmo_softmax_arguments,
     add_train_mlm_head_arguments,
+    refuse_shipped_outputs,
 )
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
 
 def run_train_elmo(args: argparse.Namespace) -> int:
     """``python -m probing train-elmo``: :func:`probing.training.elmo_lm.run`."""
+    refuse_shipped_outputs("train-elmo", args)  # before torch is imported
     from probing.training.elmo_lm import run
 
     return run(args)
@@ -31,6 +33,7 @@ def run_train_elmo(args: argparse.Namespace) -> int:
 
 def run_train_elmo_softmax(args: argparse.Namespace) -> int:
     """``python -m probing train-elmo-softmax``: :func:`probing.training.elmo_softmax.run`."""
+    refuse_shipped_outputs("train-elmo-softmax", args)  # before torch is imported
     from probing.training.elmo_softmax import run
 
     return run(args)
@@ -38,6 +41,7 @@ def run_train_elmo_softmax(args: argparse.Namespace) -> int:
 
 def run_train_mlm_head(args: argparse.Namespace) -> int:
     """``python -m probing train-mlm-head``: :func:`probing.training.mlm_head.run`."""
+    refuse_shipped_outputs("train-mlm-head", args)  # before torch is imported
     from probing.training.mlm_head import run
 
     return run(args)

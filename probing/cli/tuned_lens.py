@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,7 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--eval-sentences", type=int, default=500, help="scoring sentences (one mask each)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed for the masks and the batches")
-    p.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
+    p.add_argument(
+        "--out", required=True, type=output_folder, help="output folder (created if missing)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_overwrite_argument(p)
 
@@ -50,22 +52,14 @@ def output_files(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing import config
     from probing.analyses.attention import sample_sentences
     from probing.analyses.tuned_lens import evaluate_lens, lensable, train_tuned_lens
     from probing.cli.probe import writable_folder
-    from probing.cli.shipped import ShippedResultsError
     from probing.io import atomic_write_json
     from probing.models.registry import load_encoder
 
     files = output_files(args)
-    refuse_shipped(files, args.overwrite)
-    shipped = [p for p in files if p.exists() and p.resolve().is_relative_to(config.MODELS_DIR)]
-    if shipped and not args.overwrite:  # the embedded model's translators
-        raise ShippedResultsError(
-            f"{', '.join(p.name for p in shipped)} ship with an embedded model; pass "
-            "--overwrite to replace them, or write somewhere else with --out."
-        )
+    refuse_shipped(files, args.overwrite)  # results/ and the embedded model's translators
     writable_folder(args.out)
     encoder = load_encoder(args.model)
     lensable(encoder)  # a typed error before any data is read

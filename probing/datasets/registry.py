@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from probing import config
 from probing.datasets.types import not_found_message
-from probing.errors import DatasetNotFoundError, UnknownSplitError
+from probing.errors import (
+    DatasetNotFoundError,
+    NotACorpusError,
+    UnknownDatasetError,
+    UnknownSplitError,
+)
 
 if TYPE_CHECKING:
     from probing.datasets.types import Sentence
@@ -64,7 +69,10 @@ class DatasetInfo:
     ) -> Iterator[Sentence]:
         """Sentences of one split, several, or all (``None``), in data-set order."""
         if not self.reader:
-            raise ValueError(f"{self.name!r} is a lexicon, not a corpus of sentences.")
+            raise NotACorpusError(
+                f"{self.name!r} is a lexicon, not a corpus of sentences; choose one of: "
+                f"{', '.join(corpus_names())}."
+            )
         for part in [split] if isinstance(split, str) else list(split or ()):
             self.check_split(part)
         return _function(self.reader)(split, folder=self.path(data_dir, required=()))
@@ -184,11 +192,12 @@ def corpus_names() -> list[str]:
 
 
 def get_dataset(name: str) -> DatasetInfo:
-    """The registry entry for ``name``; ``KeyError`` naming the choices if unknown."""
+    """The registry entry for ``name``; UnknownDatasetError (a KeyError and a ValueError)
+    naming the choices if unknown."""
     try:
         return DATASETS[name]
     except KeyError:
-        raise KeyError(
+        raise UnknownDatasetError(
             f"Unknown data set {name!r}; choose one of: {', '.join(DATASETS)}."
         ) from None
 

@@ -291,6 +291,8 @@ def probe_upload(
     if max_train_sentences is not None:
         train_s = train_s[:max_train_sentences]
     train_s, test_s = _take_words(train_s, MAX_TRAIN_WORDS), _take_words(test_s, MAX_TEST_WORDS)
+    if label == "head":
+        _check_tree_sentences(train_s, test_s, task)
     n_all = int(encoder.info.n_contextual_layers) + 1
     layer_ids = tuple(range(n_all)) if layers is None else tuple(sorted({int(x) for x in layers}))
     if not layer_ids or not all(0 <= x < n_all for x in layer_ids):
@@ -341,6 +343,27 @@ def probe_upload(
     meta.n_sentences = len(sentences)
     meta.timing_s["extract"] = round(t_extract, 2)
     return results
+
+
+def _check_tree_sentences(
+    train_s: Sequence[Sentence], test_s: Sequence[Sentence], task: str
+) -> None:
+    """Structural probes score word pairs (distance) and depth rankings within a sentence: a
+    split whose sentences all have one word has nothing to score (every score would be
+    undefined). Refused before anything is encoded.
+
+    Raises:
+        DataFormatError: naming the split and what it needs.
+    """
+    what = "tree distance" if task == "dep-distance" else "tree depth"
+    for split, part in (("training", train_s), (f"held-out (every {TEST_EVERY}th)", test_s)):
+        if not any(len(s.words) >= 2 for s in part):
+            raise _error(
+                None,
+                f"Every {split} sentence of the file has a single word: {what} is scored "
+                "within sentences of two or more words, so there is nothing to probe. Upload "
+                "sentences of several words.",
+            )
 
 
 def _check_labels(sentences: Sequence[Sentence], label: str) -> None:

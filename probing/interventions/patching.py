@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from probing.errors import MinimalPairLengthError
+from probing.errors import InputTooLongError, MinimalPairLengthError, VerbFormError
 from probing.interventions.agreement import NOUNS, AgreementCase, single_piece_id
 from probing.interventions.hooks import (
     head_outputs,
@@ -95,10 +95,14 @@ def make_batches(encoder, pairs, batch_size: int = 64) -> list[PairBatch]:  # no
         words_s = _masked_words(source, tok.mask_token)
         nb = len(tok(words_b, is_split_into_words=True)["input_ids"])
         ns = len(tok(words_s, is_split_into_words=True)["input_ids"])
-        if nb != ns:
+        limit = encoder.info.max_pieces
+        if limit is not None and max(nb, ns) > limit:
+            raise InputTooLongError(max(nb, ns), limit)
+        if nb != ns:  # the lengths, not the sentences: the user has them, and they may be long
             raise MinimalPairLengthError(
-                f"{' '.join(base.words)!r} is {nb} pieces and {' '.join(source.words)!r} is "
-                f"{ns}: patching copies states position by position, so both must be as long."
+                f"The two sentences are {nb} and {ns} word pieces long: patching copies states "
+                "position by position, so both must be as long (pick subjects the model reads "
+                "as the same number of pieces)."
             )
         shaped.setdefault(nb, []).append((base, words_b, words_s, (own, other), group))
     batches = []
@@ -250,10 +254,13 @@ def user_pair(sentence_a: str, sentence_b: str, forms: tuple[str, str]) -> list:
     Raises:
         MinimalPairLengthError: different numbers of words, or no word differs.
         InvalidArgumentError: no ``[MASK]`` in sentence A, or not in the same place in B.
+        VerbFormError: a form that is empty, not one word, or has control characters, or
+            the same form twice (nothing to compare).
     """
     from probing.encoders.base import split_words
     from probing.errors import InvalidArgumentError
 
+    forms = _verb_forms(forms)
     a = [w for w in split_words(sentence_a.replace("[MASK]", " MASKTOKEN "))]
     b = [w for w in split_words(sentence_b.replace("[MASK]", " MASKTOKEN "))]
     if len(a) != len(b):
@@ -295,6 +302,32 @@ def user_pair(sentence_a: str, sentence_b: str, forms: tuple[str, str]) -> list:
         "yours",
     )
     return [(ca, cb, "yours"), (cb, ca, "yours")]
+
+
+def _verb_forms(forms: tuple[str, str]) -> tuple[str, str]:
+    """(singular, plural) stripped, each one plain word, the two different.
+
+    Raises:
+        VerbFormError: naming the form and what is wrong with it.
+    """
+    from probing.encoders.base import CONTROL_RE
+
+    sg, pl = (str(f).strip() for f in forms)
+    for name, form in (("singular", sg), ("plural", pl)):
+        if not form:
+            raise VerbFormError(f"Type the {name} verb form (e.g. is / are).")
+        if CONTROL_RE.search(form):
+            raise VerbFormError(
+                f"The {name} verb form {form!r} has control characters; type a plain word."
+            )
+        if len(form.split()) != 1:
+            raise VerbFormError(f"The {name} verb form {form!r} is not one word; type one word.")
+    if sg == pl:
+        raise VerbFormError(
+            f"Both verb forms are {sg!r}: give the singular and the plural (e.g. is / are), so "
+            "that there is a preference to measure."
+        )
+    return sg, pl
 
 
 def patch_all_positions(encoder, batch: PairBatch, layer: int) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001

@@ -213,7 +213,12 @@ def model_from_bin(path: Path, config, *, mlm: bool, attn_implementation: str = 
     """
     from transformers import MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING
 
+    from probing.models import model_size
+
     state = load_pickle_free(path)
+    # The config against what the file holds, before from_pretrained builds the model.
+    held = sum(t.numel() for t in state.values() if hasattr(t, "numel"))
+    model_size.check_counts(path.parent.name, model_size.count_parameters(config), held, exact=True)
     mappings = [MODEL_FOR_MASKED_LM_MAPPING, MODEL_MAPPING] if mlm else [MODEL_MAPPING]
     for mapping in mappings:
         cls = mapping.get(type(config), None)  # a lazy mapping: default is required

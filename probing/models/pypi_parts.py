@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing.config import cache_dir
-from probing.errors import ChecksumMismatchError, ModelFetchError
+from probing.errors import ChecksumMismatchError, ModelFetchError, OutputNotWritableError
 from probing.io import sha256_of
 
 StageFn = Callable[[str, float], None]  # (what is happening, fraction done 0..1)
@@ -101,13 +101,20 @@ def fetch_parted(
     with _lock:  # one fetch per process; the rename below guards against other processes
         if is_fetched(spec):
             return final
-        final.parent.mkdir(parents=True, exist_ok=True)
-        _sweep_leftovers(final.parent)
-        work = Path(
-            tempfile.mkdtemp(
-                prefix=f"{_LEFTOVER_PREFIX}{spec.name}-{os.getpid()}-", dir=final.parent
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            _sweep_leftovers(final.parent)
+            work = Path(
+                tempfile.mkdtemp(
+                    prefix=f"{_LEFTOVER_PREFIX}{spec.name}-{os.getpid()}-", dir=final.parent
+                )
             )
-        )
+        except OSError as exc:  # read-only, not ours, or a file where the folder should be
+            raise OutputNotWritableError(
+                f"{spec.name} cannot be fetched into {final.parent}: {exc.strerror or exc}. "
+                f"Point {FETCHED_MODELS_ENV} (or CONTEXTLENS_CACHE_DIR) at a folder you can "
+                "write to."
+            ) from None
         try:
             parts = []
             for i, package in enumerate(spec.packages):

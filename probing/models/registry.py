@@ -3,15 +3,20 @@
 A name resolves, in order, to: a registry entry (which carries its own loader); an existing
 local folder (a `transformers` checkpoint with ``config.json``, or an ELMo folder with
 ``options.json`` + one ``*.hdf5``); a Hugging Face hub id (``org/name``, or a bare id already
-in the local HF cache). Loaded encoders are kept for the life of the process and shared by
-every caller and session.
+in the local HF cache). Loaded encoders are shared by every caller and session, keyed by the
+folder's real path (``/x//y``, ``/x/./y`` and ``/x/y/`` are one model), and kept while their
+parameters fit :attr:`probing.config.Limits.model_cache_bytes`: beyond it the least recently
+used is dropped (and reused, not reloaded, while any caller still holds it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -262,8 +267,14 @@ ENTRIES: dict[str, ModelEntry] = {
     ]
 }
 
-_cache: dict[tuple[str, str | None], Encoder] = {}
-_locks: dict[tuple[str, str | None], threading.Lock] = {}
+_Key = tuple[str, str | None]  # (canonical name, device)
+_cache: OrderedDict[_Key, Encoder] = OrderedDict()  # least recently used first
+_sizes: dict[_Key, int] = {}  # parameter bytes of each cached encoder
+_typed: dict[tuple[str, str | None, str], Encoder] = {}  # bf16 views sharing those weights
+# Dropped from the cache but still held by a caller (a page's st.cache_resource, a running
+# job): reused rather than loaded a second time beside the first.
+_dropped: weakref.WeakValueDictionary[_Key, Encoder] = weakref.WeakValueDictionary()
+_locks: dict[_Key, threading.Lock] = {}
 _registry_lock = threading.Lock()
 
 
@@ -296,24 +307,95 @@ def load_encoder(name_or_path: str, device: str | None = None, dtype: str = "flo
         shown = name if len(name) <= 60 else f"{name[:40]}… ({len(name):,} characters)"
         raise UnknownModelError(_unknown_message(shown))
     hf_hub.remembered(name)  # a hub model that failed in this process fails again at once
-    key = (name, device)
-    with _registry_lock:
-        lock = None if key in _cache else _locks.setdefault(key, threading.Lock())
-    if lock is not None:  # (a loaded model still gets the dtype asked for, below)
+    key = (canonical_name(name), device)
+    encoder = _cached(key)
+    if encoder is None:
+        with _registry_lock:
+            lock = _locks.setdefault(key, threading.Lock())
         # One lock per model: concurrent sessions asking for the same model wait for one load.
         with lock:
-            if key not in _cache:
+            encoder = _cached(key)
+            if encoder is None:
                 try:
-                    _cache[key] = _resolve(name, device)
+                    encoder = _resolve(name, device)  # the spelling given names it
                 except ContextLensError as exc:
                     hf_hub.remember(name, exc)
                     raise
+                _keep(key, encoder)
     if dtype == "float32":
-        return _cache[key]
+        return encoder
     # One object per (model, device, dtype): the feature cache memoises fingerprints per object.
-    typed = _cache[key].with_dtype(dtype)
+    typed = encoder.with_dtype(dtype)
     with _registry_lock:
-        return _cache.setdefault((name, device, typed.dtype), typed)  # type: ignore[index]
+        return _typed.setdefault((*key, typed.dtype), typed)
+
+
+def canonical_name(name: str) -> str:
+    """The cache key of a model name: a registry name or hub id as it is; a folder as its
+    real path (``~`` expanded, symlinks, ``.``, ``..``, doubled and trailing slashes gone),
+    so that one folder under several spellings is loaded once."""
+    if name in ENTRIES:
+        return name
+    path = Path(name).expanduser()
+    if _looks_like_path(name) or path.is_dir():
+        return os.path.realpath(path)  # non-strict: a loop or missing folder errors later
+    return name
+
+
+def _cached(key: _Key) -> Encoder | None:
+    """The loaded encoder of ``key`` (marked most recently used), or None."""
+    with _registry_lock:
+        encoder = _cache.get(key)
+        if encoder is not None:
+            _cache.move_to_end(key)
+            return encoder
+        encoder = _dropped.get(key)
+    if encoder is not None:  # still alive elsewhere: back into the cache, not reloaded
+        _keep(key, encoder)
+    return encoder
+
+
+def _keep(key: _Key, encoder: Encoder) -> None:
+    """Cache ``encoder``; drop the least recently used others while the cached parameters
+    are over the budget (the newest is always kept)."""
+    size = parameter_bytes(encoder)
+    budget = config_module.limits().model_cache_bytes
+    with _registry_lock:
+        _cache[key] = encoder
+        _cache.move_to_end(key)
+        _sizes[key] = size
+        _dropped.pop(key, None)
+        while len(_cache) > 1 and sum(_sizes.values()) > budget:
+            old, dropped = _cache.popitem(last=False)
+            _sizes.pop(old, None)
+            for typed in [k for k in _typed if k[:2] == old]:
+                del _typed[typed]
+            _dropped[old] = dropped
+
+
+def cached_models() -> list[tuple[str, str | None]]:
+    """(canonical name, device) of the encoders held now, least recently used first."""
+    with _registry_lock:
+        return list(_cache)
+
+
+def parameter_bytes(encoder: Encoder) -> int:
+    """Bytes of the parameters and buffers of the torch modules ``encoder`` holds, each
+    tensor counted once (a masked-LM head shares its encoder's weights)."""
+    import torch
+
+    seen: set[int] = set()
+    total = 0
+    # The registry's own accounting, so it looks at the encoder's attributes rather than
+    # asking every Encoder class to report its size.
+    for value in vars(encoder).values():
+        if not isinstance(value, torch.nn.Module):
+            continue
+        for t in (*value.parameters(), *value.buffers()):
+            if id(t) not in seen:
+                seen.add(id(t))
+                total += t.numel() * t.element_size()
+    return total
 
 
 def needs_fetch(name: str) -> bool:
@@ -342,6 +424,9 @@ def clear_cache() -> None:
     """Forget loaded encoders (tests)."""
     with _registry_lock:
         _cache.clear()
+        _sizes.clear()
+        _typed.clear()
+        _dropped.clear()
 
 
 def _resolve(name: str, device: str | None) -> Encoder:
@@ -350,7 +435,14 @@ def _resolve(name: str, device: str | None) -> Encoder:
         return e.load(device)
     path = Path(name).expanduser()
     if path.is_dir() or _looks_like_path(name):
+        from probing.models.checkpoint_check import check_files
+
+        check_files(path)  # FIFOs, devices, loops: refused before anything opens them
         if (path / "config.json").is_file():
+            from probing.models.model_size import check_folder_config
+
+            # A config that claims a giant model is refused first, before torch is imported.
+            check_folder_config(path)
             # What the config asks for (remote code, an unknown architecture) is the first
             # thing to say about a folder, before whether its weights are there.
             from probing.models.checkpoint_check import check_config
@@ -376,7 +468,15 @@ MAX_NAME_CHARS = 500  # longer than any folder path or hub id worth trying
 
 def _load_folder(path: Path, device: str | None) -> Encoder:
     if (path / "options.json").is_file():
+        from probing import user_paths
         from probing.encoders.elmo import load_elmo
+
+        what = f"{path.name}/options.json"
+        try:  # its kind, size and nesting here; load_elmo says what else is wrong with it
+            text = user_paths.read_text(path / "options.json", "The options file")
+            user_paths.parse_json(text, what)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass
 
         return load_elmo(
             path, name=path.name, provenance=f"ELMo weights from {path}.", device=device
@@ -435,7 +535,7 @@ def _load_transformers(
     source: str, info: ModelInfo, device: str | None, *, mlm: bool, hub: bool = False
 ) -> Encoder:
     """Load a checkpoint safely: safetensors only, no remote code, eager attention."""
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from probing.encoders.bert import TransformersEncoder, needs_prefix_space
@@ -455,15 +555,13 @@ def _load_transformers(
             "safetensors only."
         )
     try:
-        try:
-            config = AutoConfig.from_pretrained(source, **kwargs)
-        except OSError:
-            if not hub or local_only:
-                raise
-            config = AutoConfig.from_pretrained(
-                source, local_files_only=False, trust_remote_code=False
-            )
-            kwargs["local_files_only"] = False
+        config = _read_config(source, info.name, kwargs, retry_online=hub and not local_only)
+        # Sizes before allocation: from_pretrained builds the random model before it reads
+        # a weight (a 40-byte file beside a 48 x 4096 config filled 20 GB).
+        from probing.models import model_size
+
+        folder = Path(source) if os.path.isdir(source) else None
+        model_size.check_config(info.name, config, folder)
         tok_kwargs = {"add_prefix_space": True} if needs_prefix_space(config.model_type) else {}
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, **kwargs, **tok_kwargs)
         if not tokenizer.is_fast:
@@ -500,6 +598,34 @@ def _load_transformers(
             f"be reached. {_HUB_HOWTO}"
         ) from exc
     return TransformersEncoder(model, tokenizer, info, device=device)
+
+
+def _read_config(source: str, name: str, kwargs: dict, *, retry_online: bool):  # noqa: ANN202
+    """``AutoConfig.from_pretrained(source)``; with ``retry_online``, a config missing from
+    the cache is fetched from the hub (and ``kwargs`` then allow downloads).
+
+    Raises:
+        ModelFormatError: config.json nested too deeply for the JSON parser.
+        OSError / ValueError: as transformers raises them (the caller words them).
+    """
+    from transformers import AutoConfig
+
+    try:
+        try:
+            return AutoConfig.from_pretrained(source, **kwargs)
+        except OSError:
+            if not retry_online:
+                raise
+            config = AutoConfig.from_pretrained(
+                source, local_files_only=False, trust_remote_code=False
+            )
+            kwargs["local_files_only"] = False
+            return config
+    except RecursionError:  # json: a config nested thousands of levels deep
+        raise ModelFormatError(
+            f"{name}: config.json is nested too deeply to read; a transformers config is a "
+            "flat JSON object."
+        ) from None
 
 
 def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):

@@ -357,14 +357,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
     from pathlib import Path
 
-    from probing.cli.shipped import add_overwrite_argument, refuse_shipped
+    from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
     p = argparse.ArgumentParser(prog="python -m probing.probes.sentence")
     p.add_argument("--model", default="minilm-l6")
     p.add_argument("--paired", action="append", required=True, help="a,b (repeatable)")
     p.add_argument("--layer", default="last", help="'last' or a layer number (0 = input)")
     p.add_argument("--per-doc", help="train,dev,test sentences per document (as the probe run)")
-    p.add_argument("--out", default="results")
+    p.add_argument("--out", type=output_folder, default="results")
     add_overwrite_argument(p)
     args = p.parse_args(argv)
     path = Path(args.out) / f"{args.model}__brown__genre-paired.json"

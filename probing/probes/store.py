@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing import config
-from probing.io import atomic_write
+from probing.io import atomic_write, cache_writes
 from probing.probes.meta import RunMeta
 from probing.probes.results import ProbeResults
 from probing.probes.settings import ProbeSettings
@@ -56,9 +56,14 @@ def committed_path(settings: ProbeSettings, results_dir: Path | None = None) -> 
 
 
 def save_results(results: ProbeResults, path: Path) -> None:
-    """Write atomically: another session may be reading the same file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, results.to_json, suffix=".json")
+    """Write atomically: another session may be reading the same file.
+
+    Raises:
+        DiskFullError, CacheNotWritableError: the folder (the cache's) is full or read-only.
+    """
+    with cache_writes("the probe results"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, results.to_json, suffix=".json")
 
 
 def trains_like(meta: RunMeta, max_train_sentences: int | None) -> bool:

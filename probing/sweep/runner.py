@@ -15,6 +15,7 @@ from pathlib import Path
 
 from probing import config
 from probing.sweep import adapter
+from probing.sweep.estimate import check_sweep_time
 from probing.sweep.executors import make_executor
 from probing.sweep.grid import ExtractJob, cells_for, extraction_jobs, n_cells
 from probing.sweep.merge import merge
@@ -47,6 +48,7 @@ def run_sweep(
     address: str | None = None,
     progress: SweepProgress | None = None,
     plotlyjs: bool | str = "cdn",
+    confirm: bool = False,
 ) -> SweepReport:
     """Run (or resume) a sweep and merge its cells; see the module doc.
 
@@ -57,9 +59,12 @@ def run_sweep(
         address: Ray cluster address (``auto``, ``ray://host:10001``); None: a local instance.
         progress: ``(done, total, what)`` after every extraction and cell.
         plotlyjs: how the per-model HTML figures carry plotly.js (True: inline, "cdn").
+        confirm: start even when the estimate is over
+            :data:`~probing.sweep.estimate.CONFIRM_ABOVE_S` (else SweepTooLongError).
     """
     t0 = time.perf_counter()
-    resolve(spec)  # every model and data set, before anything is written or extracted
+    resolved = resolve(spec)  # every model and data set, before anything is written or extracted
+    check_sweep_time(spec, resolved, workers=workers, confirm=confirm)
     store = SweepStore(spec.out)
     store.prepare(spec.to_dict())
     cache_dir = str(Path(spec.cache_dir or config.cache_dir()).resolve())

@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probing import user_paths
 from probing.encoders.batching import DTYPES as ENCODER_DTYPES
 from probing.encoding import POOLINGS
-from probing.errors import SweepError
+from probing.errors import SweepError, UserFileError
 from probing.probes.linear import DEFAULT_CS
 from probing.probes.settings import ProbeSettings
 from probing.probes.tasks import TASKS
@@ -61,6 +62,7 @@ _TRAINING = {
     "control",
 }
 _EXTRACTION = {"pooling", "dtype", "cache_dir"}
+MAX_SPEC_BYTES = 1024 * 1024  # a spec is a few hundred bytes; 10,000 seeds fit in 60 KB
 
 
 @dataclass(frozen=True)
@@ -128,17 +130,26 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate a TOML spec file.
 
     Raises:
-        SweepError: unreadable file, TOML syntax error, or any invalid key or value.
+        SweepError: unreadable file, not a regular file of at most :data:`MAX_SPEC_BYTES` (a
+            FIFO or ``/dev/zero`` would block or read forever), TOML syntax error, or any
+            invalid key or value.
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(user_paths.read_text(path, "The sweep spec", MAX_SPEC_BYTES))
+    except UserFileError as exc:
+        raise SweepError(str(exc)) from None
     except OSError as exc:
         raise SweepError(f"cannot read the sweep spec {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise SweepError(f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"{path} is not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise SweepError(
+            f"{path} is nested too deeply to read (thousands of levels of brackets); a sweep "
+            "spec is a few flat tables (see docs/examples/sweep.toml)."
+        ) from None
     return parse_spec(data)
 
 

@@ -36,6 +36,37 @@ def reproducing_command(command: str) -> str:
     return shlex.join(out)
 
 
+def read_card_inputs(folder: str | Path, log_name: str, *others: str) -> dict[str, Any]:
+    """The training log ``folder/log_name`` a card is written from (``--write-card FOLDER``),
+    after checking that ``folder`` holds it and the ``others`` files the card reads too.
+
+    Raises:
+        TrainingLogNotFoundError: ``folder`` is not a folder, or a file is missing.
+        ResultFileError: the log is not JSON.
+    """
+    import json
+
+    from probing.errors import ResultFileError, TrainingLogNotFoundError
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TrainingLogNotFoundError(
+            f"--write-card needs the folder a training run exported to; {folder} is not a folder."
+        )
+    missing = [name for name in (log_name, *others) if not (folder / name).is_file()]
+    if missing:
+        raise TrainingLogNotFoundError(
+            f"{folder} lacks {', '.join(missing)}: --write-card rewrites the card of a "
+            "folder a training run exported to (its --export-dir), from that run's log."
+        )
+    try:
+        return json.loads((folder / log_name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultFileError(
+            f"{folder / log_name} cannot be read as a training log: {exc}"
+        ) from None
+
+
 def render_card(template: str, values: dict[str, Any]) -> str:
     """``card_templates/<template>.md`` with every ``${name}`` replaced (all must be given)."""
     text = (TEMPLATES_DIR / f"{template}.md").read_text(encoding="utf-8")

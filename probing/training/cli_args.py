@@ -11,6 +11,7 @@ from pathlib import Path
 
 from probing.config import MODELS_DIR
 from probing.models.embedded import MINILM_MLM_DELTA
+from probing.shipped import add_overwrite_argument, refuse_shipped
 
 DEFAULT_EXPORT_DIR = MODELS_DIR / "elmo-mini"
 EVAL_SEED = 1234  # the fill-mask evaluation's masks (probing.training.mlm_data re-exports)
@@ -70,6 +71,7 @@ def add_train_elmo_arguments(parser: argparse.ArgumentParser) -> argparse.Argume
         metavar="FOLDER",
         help="only regenerate FOLDER/README.md from its training_log.json, then exit",
     )
+    add_overwrite_argument(parser)
     return parser
 
 
@@ -102,6 +104,7 @@ def add_train_elmo_softmax_arguments(parser: argparse.ArgumentParser) -> argpars
     a("--checkpoint-minutes", type=float, default=3.0)
     a("--eval-tokens", type=int, default=10_000, help="held-out words of EWT dev (as training)")
     a("--log-every", type=int, default=100, help="softmax steps between log lines")
+    add_overwrite_argument(parser)
     return parser
 
 
@@ -141,3 +144,37 @@ def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FOLDER",
         help="only rewrite FOLDER/README.md from its training_log.json, then exit",
     )
+    add_overwrite_argument(parser)
+
+
+_EXPORT_HINTS = {
+    "train-elmo": "export somewhere else with --export-dir DIR",
+    # the softmax is fitted on the encoder in --export-dir: it needs a copy of the model
+    "train-elmo-softmax": "copy models/elmo-mini to a folder of your own and pass --export-dir "
+    "FOLDER",
+    "train-mlm-head": "export somewhere else with --export-dir DIR",
+}
+
+
+def refuse_shipped_outputs(command: str, args: argparse.Namespace) -> None:
+    """Before any training (and before torch is imported): the folders ``command`` writes
+    into must not be the shipped models (``models/elmo-mini`` is the default export) or
+    anywhere else in the checkout, unless ``--overwrite``.
+
+    Raises:
+        ShippedFilesError: names the folder and where to write instead.
+    """
+    overwrite = getattr(args, "overwrite", False)
+    card = getattr(args, "write_card", None)
+    if card is not None:  # only the card is rewritten
+        refuse_shipped(
+            [Path(card) / "README.md"],
+            overwrite,
+            hint="name a folder of your own with --write-card FOLDER",
+        )
+        return
+    folders = [args.export_dir]
+    for name in ("checkpoint_dir", "work_dir"):  # None: the cache (outside the checkout)
+        if getattr(args, name, None) is not None:
+            folders.append(getattr(args, name))
+    refuse_shipped(folders=folders, overwrite=overwrite, hint=_EXPORT_HINTS[command])

@@ -53,9 +53,18 @@ from probing.encoders.elmo import (
 )
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.training import corpus as training_corpus
-from probing.training.cards import elmo_card_values, elmo_softmax_values, render_card
+from probing.training.cards import (
+    elmo_card_values,
+    elmo_softmax_values,
+    read_card_inputs,
+    render_card,
+)
 from probing.training.cards import reproducing_command as reproducing_command  # re-export
-from probing.training.cli_args import DEFAULT_EXPORT_DIR, add_train_elmo_arguments
+from probing.training.cli_args import (
+    DEFAULT_EXPORT_DIR,
+    add_train_elmo_arguments,
+    refuse_shipped_outputs,
+)
 from probing.training.elmo_bilm import (
     MINI_CONFIG,
     BiLanguageModel,
@@ -119,7 +128,7 @@ def export_model(
 def write_model_card(folder: str | os.PathLike[str] = DEFAULT_EXPORT_DIR) -> Path:
     """(Re)write ``folder/README.md`` from ``folder/training_log.json``."""
     folder = Path(folder)
-    log = json.loads((folder / LOG_NAME).read_text(encoding="utf-8"))
+    log = read_card_inputs(folder, LOG_NAME, "options.json", "weights.hdf5")
     cfg = ElmoConfig.from_json(folder / "options.json")
     options = {**vars(cfg), "n_filters": cfg.n_filters, "output_dim": cfg.output_dim}
     size_mb = (folder / "weights.hdf5").stat().st_size / 1e6
@@ -400,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: ``python -m probing.training.elmo_lm [options]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    refuse_shipped_outputs("train-elmo", args)
     command = "OMP_WAIT_POLICY=PASSIVE python -m probing.training.elmo_lm " + shlex.join(argv)
     return run(args, command=command.strip())
 

@@ -64,6 +64,20 @@ def _print(msg: str) -> None:
     print(time.strftime("%Y-%m-%d %H:%M:%S"), msg, flush=True)
 
 
+def _check_export(folder: Path) -> None:
+    """Raises NotACheckpointError unless ``folder`` holds an ELMo-mini export (the encoder the
+    softmax is fitted on, and its vocabulary)."""
+    from probing.errors import NotACheckpointError
+
+    missing = [f for f in ("vocab.txt", "options.json") if not (folder / f).is_file()]
+    if missing or not any(folder.glob("*.hdf5")):
+        raise NotACheckpointError(
+            f"{folder} holds no ELMo-mini export (vocab.txt, options.json and the weights "
+            "*.hdf5): copy models/elmo-mini to a folder of your own and pass --export-dir "
+            "FOLDER."
+        )
+
+
 def _read_vocab(folder: Path) -> list[str]:
     return (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
 
@@ -196,6 +210,7 @@ def train(args: argparse.Namespace, command: str = "") -> int:
     data_dir = Path(getattr(args, "data_dir", None) or config_data_dir())
     command = command or "OMP_WAIT_POLICY=PASSIVE python -m probing " + shlex.join(sys.argv[1:])
     folder: Path = args.export_dir
+    _check_export(folder)  # before the work folder is made or the corpus read
     work: Path = args.work_dir or cache_dir() / "train" / "elmo-mini-softmax"
     work = work / f"every{args.every}"
     work.mkdir(parents=True, exist_ok=True)
@@ -337,11 +352,15 @@ def run(args: argparse.Namespace, command: str = "") -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m probing.training.elmo_softmax [options]``."""
-    from probing.training.cli_args import add_train_elmo_softmax_arguments
+    from probing.training.cli_args import (
+        add_train_elmo_softmax_arguments,
+        refuse_shipped_outputs,
+    )
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m probing.training.elmo_softmax")
     args = add_train_elmo_softmax_arguments(parser).parse_args(argv)
+    refuse_shipped_outputs("train-elmo-softmax", args)
     command = "OMP_WAIT_POLICY=PASSIVE python -m probing.training.elmo_softmax " + shlex.join(argv)
     return run(args, command.strip())
 

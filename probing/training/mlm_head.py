@@ -37,8 +37,8 @@ from probing.config import cache_dir
 from probing.io import atomic_write, atomic_write_json, atomic_write_text
 from probing.models.mlm_delta import apply_delta, load_minilm_tokenizer, read_manifest, save_delta
 from probing.training import corpus as training_corpus
-from probing.training.cards import mlm_card_values, render_card
-from probing.training.cli_args import add_train_mlm_head_arguments
+from probing.training.cards import mlm_card_values, read_card_inputs, render_card
+from probing.training.cli_args import add_train_mlm_head_arguments, refuse_shipped_outputs
 from probing.training.loop import TrainingLoop
 from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers of this module
     EVAL_MASKS,
@@ -131,7 +131,7 @@ def next_eval_after(tokens: int, eval_every: int) -> int:
 def train(args: argparse.Namespace, command: str) -> int:
     """Train (or, with ``--write-card``, only rewrite the card); returns an exit code."""
     if args.write_card is not None:
-        log = json.loads((args.write_card / LOG_NAME).read_text(encoding="utf-8"))
+        log = read_card_inputs(args.write_card, LOG_NAME)
         write_model_card(args.write_card, log)
         print(args.write_card / "README.md")
         return 0
@@ -445,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
+    refuse_shipped_outputs("train-mlm-head", args)
     command = "python -m probing.training.mlm_head " + shlex.join(argv)
     return train(args, command.strip())
 

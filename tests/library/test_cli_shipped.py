@@ -1,4 +1,5 @@
-"""The CLI never replaces shipped results in results/ unless asked (--overwrite)."""
+"""The CLI never replaces shipped results in results/ unless asked (--overwrite); the rule
+for every writing command and models/ is tested in tests/unit/test_shipped_files.py."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import hashlib
 
 import pytest
 
-import probing.cli.shipped as shipped
+import probing.shipped as shipped
 from probing import config
 from probing.cli.contextuality import add_arguments as ctx_arguments
 from probing.cli.probe import main
@@ -200,7 +201,7 @@ def test_the_guard_lists_every_file_a_genre_run_writes(minilm, tmp_path, monkeyp
 def test_other_writers_into_results_have_the_guard(capsys):
     from probing.analyses.elmo_directions import main as directions_main
     from probing.cli.main import main as cli_main
-    from probing.cli.shipped import ShippedResultsError
+    from probing.errors import ShippedFilesError
     from probing.probes.sentence import main as paired_main
 
     results = config.REPO_ROOT / "results"
@@ -216,7 +217,29 @@ def test_other_writers_into_results_have_the_guard(capsys):
         ]
     )
     assert code == 2 and "head_statistics.csv" in capsys.readouterr().err
-    with pytest.raises(ShippedResultsError, match="genre-paired.json"):
+    with pytest.raises(ShippedFilesError, match="genre-paired.json"):
         paired_main(["--model", "minilm-l6", "--paired", "mean,cls"])
-    with pytest.raises(ShippedResultsError, match="wsd-direction"):
+    with pytest.raises(ShippedFilesError, match="wsd-direction"):
         directions_main(["--model", "elmo-mini"])
+
+
+def test_the_training_modules_own_entry_points_have_the_guard(monkeypatch):
+    # python -m probing.training.elmo_lm … runs without the CLI's dispatcher (issue 48)
+    from probing.errors import ShippedFilesError
+    from probing.training import elmo_lm, elmo_softmax, mlm_head
+
+    def no_training(*_a, **_k):
+        raise AssertionError("no training may start")
+
+    monkeypatch.setattr(elmo_lm, "run", no_training)
+    monkeypatch.setattr(elmo_softmax, "run", no_training)
+    monkeypatch.setattr(mlm_head, "train", no_training)
+    for entry, folder in (
+        (elmo_lm.main, "models/elmo-mini/"),
+        (elmo_softmax.main, "models/elmo-mini/"),
+        (mlm_head.main, "models/minilm-l6-mlm/"),
+    ):
+        with pytest.raises(ShippedFilesError, match=folder):
+            entry([])
+    with pytest.raises(ShippedFilesError, match="models/elmo-mini/README.md"):
+        elmo_lm.main(["--write-card", str(config.REPO_ROOT / "models" / "elmo-mini")])

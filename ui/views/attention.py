@@ -39,6 +39,7 @@ from ui.common import (
     model_picker,
     page_header,
     provenance_card,
+    whole_number_input,
 )
 from ui.jobs import heavy_job
 from ui.state import all_of, as_bool, as_ints, as_strs, from_link, one_of, persist
@@ -418,20 +419,18 @@ def statistics_view(amap: AttentionMap, encoder, name: str, k: str = "") -> None
 
 def corpus_stats(encoder, name: str, k: str = ""):
     """Head statistics over a UD-EWT sample, computed when asked (None until then)."""
-    n = int(
-        st.number_input(
-            "Sentences",
-            min_value=10,
-            max_value=config.limits().max_attention_corpus_sentences,
-            step=50,
-            key=persist(
-                f"attn_n{k}",
-                100,
-                _linked("n", k),
-                int,
-                lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences,
-            ),
-        )
+    n = whole_number_input(
+        "Sentences",
+        10,
+        config.limits().max_attention_corpus_sentences,
+        step=50,
+        key=persist(
+            f"attn_n{k}",
+            100,
+            _linked("n", k),
+            int,
+            lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences,
+        ),
     )
     results = corpus_results()
     if st.button(f"Compute over {n} sentences", key=f"attn_run{k}", type="primary"):

@@ -20,6 +20,7 @@ from probing.analyses.attention_parsers import (
     sentence_arcs,
 )
 from probing.figures.head_arcs import head_arcs_figure
+from ui.common import whole_number_input
 from ui.jobs import heavy_job
 
 RESULTS_DIR = config.results_dir() / "attention"
@@ -54,8 +55,8 @@ def _table(name: str, encoder) -> tuple[pd.DataFrame | None, str]:  # noqa: ANN0
     if path.exists():
         note = f"Precomputed on all of UD-EWT dev (`{path.relative_to(config.REPO_ROOT)}`)."
         return read_table(str(path), path.stat().st_mtime_ns), note
-    n = int(
-        st.number_input("Sentences of UD-EWT dev", 50, MAX_SENTENCES, 200, 50, key="attn_parse_n")
+    n = whole_number_input(
+        "Sentences of UD-EWT dev", 50, MAX_SENTENCES, value=200, step=50, key="attn_parse_n"
     )
     if st.button(f"Score every head on {n} sentences", key="attn_parse_run", type="primary"):
         bar = st.progress(0.0, text="Encoding sentences…")

@@ -265,6 +265,12 @@ def check_and_patch(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa:
 
         cases = [pairs[0][0], pairs[0][1]]
         margin = margins(encoder, prepare(encoder, cases))
+        if len(margin) != len(cases):  # prepare leaves out sentences over 128 pieces
+            st.warning(
+                "The verb-form preference is measured on sentences of at most 128 word pieces: "
+                "shorten the two sentences."
+            )
+            return
         for case, m in zip(cases, margin, strict=True):
             verdict = "agrees" if m > 0 else "does not agree"
             st.write(

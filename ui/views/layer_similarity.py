@@ -13,7 +13,13 @@ from probing import config
 from probing.analyses.cka import load_result, shipped_results
 from probing.figures.cka import cka_figure
 from ui import tasks
-from ui.common import friendly_errors, get_encoder, model_picker, page_header
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    model_picker,
+    page_header,
+    whole_number_input,
+)
 from ui.jobs import heavy_job, offload
 from ui.state import one_of, persist
 
@@ -77,14 +83,12 @@ def on_request_view() -> None:
     st.markdown(
         f"**Your models:** {pair} (the sidebar's choice; one model is compared with itself)."
     )
-    n_words = int(
-        st.number_input(
-            "Words (whole UD-EWT dev sentences)",
-            min_value=100,
-            max_value=cap,
-            step=100,
-            key=persist("cka_words", min(1000, cap), "words", int, lambda n: 100 <= n <= cap),
-        )
+    n_words = whole_number_input(
+        "Words (whole UD-EWT dev sentences)",
+        100,
+        cap,
+        step=100,
+        key=persist("cka_words", min(1000, cap), "words", int, lambda n: 100 <= n <= cap),
     )
     key = (models[0], models[-1] if len(models) > 1 else None, n_words)
     results = computed()

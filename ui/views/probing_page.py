@@ -53,7 +53,15 @@ from probing.probes.store import (
 )
 from probing.probes.tasks import TASKS
 from ui import background, tasks
-from ui.common import friendly_errors, get_encoder, md_text, model_picker, page_header, user_message
+from ui.common import (
+    friendly_errors,
+    get_encoder,
+    md_text,
+    model_picker,
+    page_header,
+    user_message,
+    whole_number_input,
+)
 from ui.jobs import heavy_job, offload
 from ui.state import as_ints, persist
 from ui.views import probing_sweep
@@ -377,10 +385,10 @@ def probe_settings(encoders: dict):
                 help="Fewer makes runs faster and the intervals wider.",
             )
             if eval_presets
-            else st.number_input(
+            else whole_number_input(
                 "Dev and test sentences (0 = all)",
-                min_value=0,
-                max_value=100_000,
+                0,
+                100_000,
                 step=100,
                 key=persist("probe_eval", 0, "eval", int, lambda n: 0 <= n <= 100_000),
                 help="Fewer makes runs faster and the intervals wider.",
@@ -532,10 +540,13 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
     return res, False, (note, res.meta.command)
 
 
-def run_estimate(encoders: dict, configs: dict[str, ProbeSettings], label: str) -> str:
+def run_estimate(
+    encoders: dict, configs: dict[str, ProbeSettings], label: str
+) -> tuple[str, float | None]:
     """What pressing the button will cost, said before it is pressed
     (:func:`probing.probes.cost.estimate_run`: a model's own last run of these settings when
-    there is one, else the costs measured for the model and task); in words."""
+    there is one, else the costs measured for the model and task): in words, and in seconds
+    (None when unknown) for the heavy-job queue, which tells the jobs behind this one."""
     parts, total, unknown, measured = [], 0.0, False, False
     for name, cfg in configs.items():
         encoder = encoders[name]
@@ -578,7 +589,7 @@ def run_estimate(encoders: dict, configs: dict[str, ProbeSettings], label: str) 
     source = ", from run times measured on 2 CPU cores (idle)" if measured else ""
     if factor > 1.2:
         source += f", × {factor:.1f} for this machine's current load"
-    return f"{head} ({'; '.join(parts)}){source}."
+    return f"{head} ({'; '.join(parts)}){source}.", (total * factor if total else None)
 
 
 def _duration(seconds: float) -> str:
@@ -606,8 +617,10 @@ def run_section(
     label = "Run again" if len(current) == len(configs) else "Run"
     run_key = key if background.get(key) is not None else shared
     running = background.get(run_key)
+    estimate_s = None
     if running is None:
-        st.caption(run_estimate(encoders, {n: configs[n] for n in to_run}, label))
+        text, estimate_s = run_estimate(encoders, {n: configs[n] for n in to_run}, label)
+        st.caption(text)
     keep = st.toggle(
         "Keep running if I close this tab",
         value=not config.demo_mode(),
@@ -633,6 +646,7 @@ def run_section(
             lambda sink: probe_models(encoders, jobs, sink),
             detached=keep,
             shared_key=shared,
+            expected_s=estimate_s,
         )
         run_key, running = key, background.get(key)
     if running is not None:

@@ -61,6 +61,7 @@ from ui.common import (
     md_text,
     model_picker,
     page_header,
+    whole_number_input,
 )
 from ui.jobs import heavy_job, offload
 from ui.state import as_bool, link, one_of, persist
@@ -489,12 +490,13 @@ def sense_inputs() -> tuple[str, str, str, int, str]:
         "use per server also compiles it).",
     ).lower()
     top = config.limits().max_lemma_occurrences
-    cap = d.number_input(
+    cap = whole_number_input(
         "Max occurrences",
         20,
         top,
         step=50,
         key=persist("sc_cap", 300, "cap", int, lambda n: 20 <= n <= top),
+        where=d,
     )
     st.caption(
         "Try "
@@ -632,20 +634,19 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         corpus_names(),
         key=persist("sc_ctx_data", corpus_names()[0], "corpus", valid=one_of(corpus_names())),
     )
-    n = int(
-        b.number_input(
-            "Sentences (seeded sample of train)",
-            20,
-            config.limits().max_contextuality_sentences,
-            step=50,
-            key=persist(
-                "sc_ctx_n",
-                200,
-                "n",
-                int,
-                lambda n: 20 <= n <= config.limits().max_contextuality_sentences,
-            ),
-        )
+    n = whole_number_input(
+        "Sentences (seeded sample of train)",
+        20,
+        config.limits().max_contextuality_sentences,
+        step=50,
+        key=persist(
+            "sc_ctx_n",
+            200,
+            "n",
+            int,
+            lambda n: 20 <= n <= config.limits().max_contextuality_sentences,
+        ),
+        where=b,
     )
     results = corpus_results()
     if st.button(f"Compute over {n} sentences", key="sc_ctx_run", type="primary"):
@@ -699,10 +700,14 @@ def static_vectors_section() -> None:
         key="sc_static_path",
         placeholder="~/data/glove.6B.300d.txt",
     )
-    max_words = int(
-        b.number_input(
-            "Read the first … words", 1000, 3_000_000, 200_000, step=50_000, key="sc_static_max"
-        )
+    max_words = whole_number_input(
+        "Read the first … words",
+        1000,
+        3_000_000,
+        value=200_000,
+        step=50_000,
+        key="sc_static_max",
+        where=b,
     )
     if path.strip():
         with friendly_errors("Loading the vectors"), st.spinner("Reading the vectors…"):
