@@ -95,29 +95,26 @@ def install_all(modules: list[torch.nn.Module]) -> None:
 
 
 @contextlib.contextmanager
-def forward_hook(module: torch.nn.Module, fn: PostFn) -> Iterator[None]:
+def _attached(var: ContextVar, module: torch.nn.Module, fn: PostFn | PreFn) -> Iterator[None]:
+    install(module)
+    current = var.get()
+    token = var.set({**current, module: (*current.get(module, ()), fn)})
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def forward_hook(module: torch.nn.Module, fn: PostFn) -> contextlib.AbstractContextManager:
     """Within the block and in this thread only, ``fn`` sees (and may replace) ``module``'s
     output, after any function attached before it."""
-    install(module)
-    current = _POST.get()
-    token = _POST.set({**current, module: (*current.get(module, ()), fn)})
-    try:
-        yield
-    finally:
-        _POST.reset(token)
+    return _attached(_POST, module, fn)
 
 
-@contextlib.contextmanager
-def forward_pre_hook(module: torch.nn.Module, fn: PreFn) -> Iterator[None]:
+def forward_pre_hook(module: torch.nn.Module, fn: PreFn) -> contextlib.AbstractContextManager:
     """Within the block and in this thread only, ``fn`` sees (and may replace) the
     positional and keyword arguments ``module`` is called with."""
-    install(module)
-    current = _PRE.get()
-    token = _PRE.set({**current, module: (*current.get(module, ()), fn)})
-    try:
-        yield
-    finally:
-        _PRE.reset(token)
+    return _attached(_PRE, module, fn)
 
 
 def active() -> int:
