@@ -178,12 +178,12 @@ def structural(r: ProbeResults) -> str:
         if len(rows):
             out.append(f"| {base} | {ci(rows.loc[metric])} | | {ci(rows.loc['spearman'])} | |")
     lo, hi = r.meta.get("centre_of_gravity_ci") or (math.nan, math.nan)
-    best = r.meta.get("best_layer_dev")
+    best, split = r.best_layer_choice()  # the rule the Probing page and statements use
     runs = list((r.meta.get("epochs") or {}).values()) or [math.nan]
     epochs = f"{min(runs)}–{max(runs)}"
     out.append("")
     out.append(
-        f"best layer chosen on dev (seed mean): **{best}**; centre of gravity (running best) "
+        f"best layer chosen on {split} (seed mean): **{best}**; centre of gravity (running best) "
         f"**{r.centre_of_gravity:.2f}** [{lo:.2f}, {hi:.2f}]; rank {r.meta.get('rank')}, "
         f"{epochs} epochs (first seed); train sentences {r.meta.get('n_train_sentences')} "
         f"({r.meta.get('n_train_words')} words), test sentences "

@@ -203,8 +203,9 @@ def text_overlaps(page) -> list[str]:
 
 # Figures too small to read: a plot narrower or shorter than a person can read, any text of
 # it (tick labels, titles, legend, heatmap cell labels) under 9 px, a data area squeezed by
-# its labels (Course Notes' heatmaps were ~60 px wide), or a label cut off at the figure's
-# edge (their row labels read "eposited cash at the ban…").
+# its labels (Course Notes' heatmaps were ~60 px wide) or by its legend (a single plot under
+# 80 px high or 35 % of its figure's height), or a label cut off at the figure's edge (their
+# row labels read "eposited cash at the ban…").
 MIN_SIZE_JS = """([minWidth, minHeight, minFont]) => {
     const out = [];
     document.querySelectorAll('.js-plotly-plot').forEach((plot, p) => {
@@ -213,10 +214,16 @@ MIN_SIZE_JS = """([minWidth, minHeight, minFont]) => {
         if (box.width < minWidth || box.height < minHeight)
             out.push(`plot ${p}: ${Math.round(box.width)} x ${Math.round(box.height)} px`);
         // the data area itself: labels must not squeeze the cells to a sliver
-        plot.querySelectorAll('.nsewdrag').forEach((area) => {
+        const areas = plot.querySelectorAll('.nsewdrag');
+        areas.forEach((area) => {
             const a = area.getBoundingClientRect();
             if (a.width > 0 && (a.width < 120 || a.width < 0.25 * box.width))
                 out.push(`plot ${p}: data area ${Math.round(a.width)} px wide of ${Math.round(box.width)}`);
+            // nor squash a single plot flat (a 28-entry legend left a line chart 118 px high
+            // of 420; subplots stacked in rows are each a fraction of the figure by design)
+            if (areas.length === 1 && a.height > 0
+                    && (a.height < 80 || a.height < 0.35 * box.height))
+                out.push(`plot ${p}: data area ${Math.round(a.height)} px high of ${Math.round(box.height)}`);
         });
         plot.querySelectorAll('text').forEach((el) => {
             const text = (el.textContent || '').trim();

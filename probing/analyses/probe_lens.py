@@ -78,6 +78,8 @@ class LensResult:
             (``dep-depth``).
         gold_edges: the gold tree's edges (None without gold).
         missing: lens tasks with no saved probe.
+        absent: task -> why its saved probe gives nothing on this sentence (``deprel``
+            without gold arcs: the edge probe labels the gold tree's arcs).
         masked: task -> {word index: why the task gives that word no label} (supersense,
             wsd: words that are not content words with WordNet senses).
     """
@@ -89,6 +91,13 @@ class LensResult:
     gold_root: int | None = None
     missing: list[str] = field(default_factory=list)
     masked: dict[str, dict[int, str]] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+
+
+NO_GOLD_ARCS = (
+    "the edge probe labels the arcs of the gold tree (head → dependent), and a typed "
+    "sentence has no gold tree"
+)
 
 
 def apply_lens(
@@ -105,7 +114,7 @@ def apply_lens(
     """
     layers = np.asarray(encoding.layers, dtype=np.float16).astype(np.float32)
     words = list(encoding.words)
-    frames, trees = [], {}
+    frames, trees, absent = [], {}, {}
     heads = [int(h) for h in gold["head"]] if gold and "head" in gold else None
     for task, probe in probes.items():
         if probe.kind == "wsd-centroids" or task in SENSE_TASKS:
@@ -113,6 +122,7 @@ def apply_lens(
         if probe.kind == "linear":
             if task == "deprel":
                 if heads is None:
+                    absent[task] = NO_GOLD_ARCS
                     continue
                 frames.append(_deprel(probe, layers, words, heads, gold))
             else:
@@ -144,6 +154,7 @@ def apply_lens(
         gold_root=None if heads is None else heads.index(0),
         missing=[t for t in LENS_TASKS if t not in probes],
         masked={t: m for t, m in masked.items() if m},
+        absent=absent,
     )
 
 

@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         json.dumps(
             {"settings": settings, "rows": result.to_dict(orient="records")},
             indent=2,
-            default=float,
+            # numpy numbers as numbers; the --out folder (a Path since issue 48) as text
+            default=lambda v: str(v) if isinstance(v, Path) else float(v),
         )
     )
     fig = contextuality_figure(tables)
@@ -109,7 +110,12 @@ def run(args: argparse.Namespace) -> int:
         "mev_adjusted",
         "self_similarity_baseline",
     ]
-    print(result[cols].round(3).to_string(index=False))
+    print(result[cols].round(3).to_string(index=False, na_rep="n/a"))
+    if result["mev"].isna().any():
+        print(
+            "n/a: a static vector is the same in every sentence, so its occurrences have no "
+            "variance and no (centred) MEV; --uncentred-mev gives 1 there."
+        )
     print(f"wrote {out / 'contextuality.csv'}, .json and .html")
     return 0
 

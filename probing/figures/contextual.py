@@ -11,6 +11,7 @@ sits left of layer 0 at a tick named "static".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from probing.analyses.contextual import OccurrenceComparison
+from probing.analyses.sense_pairs import DIFFERENT, SAME
 from probing.encoding import STATIC
 
 # d3 category10: one colour per model / pair / sense, readable on white.
@@ -131,8 +133,102 @@ def layer_axis(
 # -- compare occurrences ------------------------------------------------------------------
 
 
+# Past this many pairs a model's pair lines share legend entries (28 pairs' names once
+# filled a legend that squeezed the plot to ~100 px and covered the axis title).
+MAX_PAIR_ENTRIES = 8
+RELATION_COLOURS = {SAME: "#2ca02c", DIFFERENT: "#d62728", None: "#7f7f7f"}
+
+
+def legend_below(fig: go.Figure, plot_height: int = 280) -> None:
+    """A horizontal legend under the x-axis title in two columns (three for short names), the
+    figure grown by its rows, so that the plot area keeps ``plot_height`` px whatever the
+    number of entries (the columns are fractions of the width: the rows are known here)."""
+    names = [t.name or "" for t in fig.data if t.showlegend is not False]
+    columns = 3 if max((len(n) for n in names), default=0) <= 24 else 2
+    rows = -(-len(names) // columns)
+    gap = 70  # under the axis: the tick labels and the axis title
+    bottom = gap + 21 * rows + 10
+    top = LAYOUT["margin"]["t"]
+    fig.update_layout(
+        height=top + plot_height + bottom,
+        margin=dict(LAYOUT["margin"], b=bottom),
+        legend=dict(
+            orientation="h",
+            yanchor="top",
+            y=-gap / plot_height,
+            x=0,
+            xanchor="left",
+            entrywidth=1 / columns - 0.01,
+            entrywidthmode="fraction",
+        ),
+    )
+
+
+def pair_groups(
+    comp: OccurrenceComparison, senses: Sequence[str | None] | None
+) -> dict[str | None, list[int]]:
+    """The comparison's pairs (indices into ``comp.pairs()``) by relation: same sense,
+    different senses, or None (an occurrence without a sense label, or no labels at all)."""
+    groups: dict[str | None, list[int]] = {}
+    for p, (i, j) in enumerate(comp.pairs()):
+        a = senses[i] if senses is not None and i < len(senses) else None
+        b = senses[j] if senses is not None and j < len(senses) else None
+        relation = None if a is None or b is None else SAME if a == b else DIFFERENT
+        groups.setdefault(relation, []).append(p)
+    return groups
+
+
+class _Line(NamedTuple):
+    """One curve of :func:`similarity_by_layer_figure`."""
+
+    pair: str  # the pair table's name of the pair (or "mean over pairs")
+    name: str  # its legend name
+    colour: str
+    in_legend: bool
+    group: str | None  # the shared legend entry of a grouped (thin) pair line
+
+
+def _lines(
+    comp: OccurrenceComparison,
+    table: pd.DataFrame,
+    show: str,
+    m: int,
+    several: bool,
+    senses: Sequence[str | None] | None,
+) -> list[_Line]:
+    """The curves of model ``m``: its mean, each pair, or past :data:`MAX_PAIR_ENTRIES`
+    pairs each pair thinly under one legend entry per relation."""
+    if show == "mean":
+        return [
+            _Line(
+                "mean over pairs",
+                f"{comp.model}: " + ("mean over pairs" if several else "contextual"),
+                colour(m),
+                True,
+                None,
+            )
+        ]
+    names = [p for p in table["pair"].unique() if p != "mean over pairs"]  # comp.pairs() order
+    if len(names) <= MAX_PAIR_ENTRIES:
+        return [
+            _Line(pair, f"{comp.model}: {pair}", colour(p), True, None)
+            for p, pair in enumerate(names)
+        ]
+    labelled = senses is not None and any(s is not None for s in senses)
+    lines = []
+    for relation, members in pair_groups(comp, senses).items():
+        what = relation or ("unlabelled" if labelled else "each pair")
+        group = f"{comp.model}: {what} ({len(members)} pairs; hover a line)"
+        line_colour = RELATION_COLOURS[relation] if labelled else colour(m)
+        lines += [_Line(names[p], group, line_colour, k == 0, group) for k, p in enumerate(members)]
+    return lines
+
+
 def similarity_by_layer_figure(
-    comparisons: Sequence[OccurrenceComparison], show: str = "mean", height: int = 420
+    comparisons: Sequence[OccurrenceComparison],
+    show: str = "mean",
+    height: int = 420,
+    senses: Sequence[Sequence[str | None] | None] | None = None,
 ) -> go.Figure:
     """Cosine between occurrences per layer, with each model's static similarity as the
     reference line.
@@ -140,31 +236,32 @@ def similarity_by_layer_figure(
     Args:
         comparisons: one per model (same sentences and target).
         show: ``mean`` (the mean over pairs) or ``pairs`` (one line per pair).
+        height: the figure's height with a two-row legend; a longer legend grows it.
+        senses: per comparison, each occurrence's sense label (None: unlabelled). With more
+            than :data:`MAX_PAIR_ENTRIES` pairs, ``pairs`` draws each pair thinly, coloured by
+            relation (same sense / different senses / unlabelled), with one legend entry per
+            relation instead of one per pair (the hover still names each pair).
     """
     tables = [c.pair_table() for c in comparisons]
     depth = by_depth(tables)
     fig = go.Figure()
     for m, (comp, table) in enumerate(zip(comparisons, tables, strict=True)):
         dash = MODEL_DASH[m % len(MODEL_DASH)]
-        wanted = (
-            ["mean over pairs"]
-            if show == "mean"
-            else [p for p in table["pair"].unique() if p != "mean over pairs"]
-        )
-        for p, pair in enumerate(wanted):
-            rows = table[table["pair"] == pair]
-            name = (
-                f"{comp.model}: {pair}"
-                if len(comparisons) > 1 or show != "mean"
-                else f"{comp.model}: contextual"
-            )
+        own = senses[m] if senses is not None and m < len(senses) else None
+        for line in _lines(comp, table, show, m, len(comparisons) > 1, own):
+            rows = table[table["pair"] == line.pair]
+            thin = line.group is not None
             fig.add_trace(
                 go.Scatter(
                     x=layer_x(rows, depth),
                     y=rows["cosine"],
                     mode="lines+markers",
-                    name=name,
-                    line=dict(color=colour(p if show != "mean" else m), dash=dash),
+                    name=line.name,
+                    showlegend=line.in_legend,
+                    legendgroup=line.group,
+                    opacity=0.55 if thin else None,
+                    marker=dict(size=4) if thin else None,
+                    line=dict(color=line.colour, dash=dash, width=1.5 if thin else 2),
                     customdata=np.stack([rows["layer_name"], rows["pair"]], axis=1),
                     hovertemplate="%{customdata[1]}<br>%{customdata[0]}: cos %{y:.3f}<extra>"
                     + comp.model
@@ -188,10 +285,9 @@ def similarity_by_layer_figure(
     fig.update_layout(
         title="Cosine similarity between occurrences, by layer",
         yaxis=dict(title="cosine similarity", range=[np.floor((lo - 0.05) * 10) / 10, 1.02]),
-        legend=dict(orientation="h", y=-0.25),
-        height=height,
         **LAYOUT,
     )
+    legend_below(fig, plot_height=height - 140)
     layer_axis(fig, tables, depth, static=False)
     return fig
 
@@ -363,11 +459,18 @@ def separability_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go
 
 def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> go.Figure:
     """Ethayarajh's three metrics per layer: raw value (solid) with its anisotropy baseline
-    (dotted) on top, the anisotropy-adjusted value (metric − baseline) below; one colour per
-    model, the static vectors left of layer 0."""
+    (dotted) on top, the anisotropy-adjusted value (dashed: metric − baseline) below; one
+    colour per model, the static vectors left of layer 0 where the metric is defined for them
+    (a static vector is the same in every context: no variance, so no centred MEV, and the
+    MEV panels start at layer 0)."""
     from probing.analyses.contextuality import METRICS
 
     depth = by_depth(tables)
+    undefined = {
+        metric
+        for metric in METRICS
+        if all(t.loc[t["layer"] == STATIC, metric].isna().all() for t in tables)
+    }
     fig = make_subplots(
         rows=2,
         cols=3,
@@ -375,18 +478,18 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
         vertical_spacing=0.1,
         subplot_titles=[*METRICS.values(), *(f"{v}, adjusted" for v in METRICS.values())],
     )
-    for m, t in enumerate(tables):
-        model = t["model"].iloc[0]
-        xs = layer_x(t, depth)
+    for m, table in enumerate(tables):
+        model = table["model"].iloc[0]
         for col, metric in enumerate(METRICS, start=1):
-            common = dict(customdata=t["layer_name"], legendgroup=model)
+            t = table[table["layer"] != STATIC] if metric in undefined else table
+            xs = layer_x(t, depth)
+            common = dict(customdata=t["layer_name"], legendgroup=model, showlegend=col == 1)
             fig.add_trace(
                 go.Scatter(
                     x=xs,
                     y=t[metric],
                     mode="lines+markers",
                     name=model,
-                    showlegend=col == 1,
                     line=dict(color=colour(m)),
                     hovertemplate="%{customdata}: %{y:.3f}<extra>" + model + "</extra>",
                     **common,
@@ -400,7 +503,6 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
                     y=t[f"{metric}_baseline"],
                     mode="lines",
                     name=f"{model}: baseline",
-                    showlegend=col == 1,
                     line=dict(color=colour(m), dash="dot", width=1),
                     hovertemplate="%{customdata}: baseline %{y:.3f}<extra>" + model + "</extra>",
                     **common,
@@ -413,8 +515,7 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
                     x=xs,
                     y=t[f"{metric}_adjusted"],
                     mode="lines+markers",
-                    name=model,
-                    showlegend=False,
+                    name=f"{model}: adjusted (metric − baseline)",
                     line=dict(color=colour(m), dash="dash"),
                     hovertemplate="%{customdata}: adjusted %{y:.3f}<extra>" + model + "</extra>",
                     **common,
@@ -423,8 +524,8 @@ def contextuality_figure(tables: Sequence[pd.DataFrame], height: int = 620) -> g
                 col=col,
             )
     for row in (1, 2):
-        for col in (1, 2, 3):
-            layer_axis(fig, tables, depth, static=True, row=row, col=col)
+        for col, metric in enumerate(METRICS, start=1):
+            layer_axis(fig, tables, depth, static=metric not in undefined, row=row, col=col)
             if row == 1:
                 fig.update_xaxes(title_text="", row=row, col=col)
     fig.update_layout(height=height, legend=dict(orientation="h", y=-0.12), **LAYOUT)

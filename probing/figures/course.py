@@ -25,7 +25,7 @@ def similarity_heatmap(matrix: np.ndarray, labels: Sequence[str], title: str) ->
 
     Rows carry the sentence (numbered, up to 34 characters, the margin sized to fit them);
     columns only its number, so that a narrow figure keeps its cells and its labels whole.
-    The full sentences are in the hover."""
+    The full sentences are in the hover; a slim colour bar gives the scale (−1…1)."""
     rows = [f"{i + 1}. {s[:32]}…" if len(s) > 33 else f"{i + 1}. {s}" for i, s in enumerate(labels)]
     cols = [f"{i + 1}" for i in range(len(labels))]
     full = np.array([[f"{a}<br>{b}" for b in labels] for a in labels], dtype=object)
@@ -41,7 +41,8 @@ def similarity_heatmap(matrix: np.ndarray, labels: Sequence[str], title: str) ->
             text=np.round(matrix, 2),
             texttemplate="%{text}",
             textfont={"size": 12},
-            showscale=False,
+            # a slim bar: the colours run −1…1 and the matrices side by side share it
+            colorbar={"title": {"text": "cos", "side": "right"}, "thickness": 10, "len": 0.9},
             customdata=full,
             hovertemplate="%{customdata}<br>cosine %{z:.3f}<extra></extra>",
         )

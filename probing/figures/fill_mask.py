@@ -39,6 +39,11 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
     for t in tokens:
         seen[t] = seen.get(t, 0) + 1
         ys.append(t + "\u200b" * (seen[t] - 1))
+    top = max(probs) if probs else 1.0
+    x_max = min(1.0, top * 1.25) or 1.0
+    # A label that would run past the axis's end (a 98.6 % guess on a 0–100 % axis was cut at
+    # the figure's edge) goes inside its own bar, in white; the others just past their bar.
+    inside = [p > 0.8 * x_max for p in probs]
     fig = go.Figure(
         go.Bar(
             x=probs,
@@ -46,12 +51,13 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
             orientation="h",
             marker_color=BAR_COLOR,
             text=[f"{p:.1%}" for p in probs],
-            textposition="outside",
+            textposition=["inside" if i else "outside" for i in inside],
+            insidetextanchor="end",
+            textfont={"color": ["white" if i else "#262730" for i in inside]},
             cliponaxis=False,
             hovertemplate="%{y}: %{x:.2%}<extra></extra>",
         )
     )
-    top = max(probs) if probs else 1.0
     fig.update_layout(
         title=title or mask_label(prediction.mask_index, prediction.word_index),
         height=90 + 24 * len(tokens),
@@ -64,7 +70,7 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
     fig.update_xaxes(
         title_text="probability",
         tickformat=".0%" if top >= 0.08 else ".1%",
-        range=[0, min(1.0, top * 1.25) or 1.0],
+        range=[0, x_max],
     )
     fig.update_yaxes(autorange="reversed", type="category")
     return fig

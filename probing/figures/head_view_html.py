@@ -28,8 +28,11 @@ svg text{cursor:pointer;user-select:none}
 svg text.on{font-weight:700;fill:#d62728}
 svg text.sel{font-weight:700}
 #hint{font-size:12px;color:#6b6b7b;margin:2px 0 6px}
+#key{font-size:12px;margin:0 0 2px}
+#key span{margin-right:12px;white-space:nowrap}
+#key i{display:inline-block;width:14px;height:4px;margin:0 4px 3px 0;vertical-align:middle}
 </style></head><body>
-<div id="hint"></div><svg id="hv"></svg>
+<div id="key"></div><div id="hint"></div><svg id="hv"></svg>
 <script>
 const D = __DATA__;
 const n = D.tokens.length, W = 600, left = 150, right = W - 230, row = __ROW__, pad = 10;
@@ -38,6 +41,13 @@ svg.setAttribute('width', W); svg.setAttribute('height', pad * 2 + Math.max(n, 1
 const NS = 'http://www.w3.org/2000/svg';
 const y = (i) => pad + i * row + row / 2;
 document.getElementById('hint').textContent = D.hint;
+// The key: which colour is which head (the lines carry no other name).
+const key = document.getElementById('key');
+D.key.forEach(([name, colour]) => {
+  const s = document.createElement('span'), i = document.createElement('i');
+  i.style.background = colour; s.appendChild(i); s.appendChild(document.createTextNode(name));
+  key.appendChild(s);
+});
 // Summed attention of the selected tokens: a bar behind each attended token.
 if (D.summed) D.summed.forEach((v, j) => {
   const r = document.createElementNS(NS, 'rect');
@@ -84,13 +94,15 @@ def head_view_html(
     heads: Sequence[int],
     focus: int | Sequence[int] | None = None,
     min_weight: float = MIN_WEIGHT,
+    head_names: Sequence[str] | None = None,
 ) -> str:
     """The head view of ``layer`` (1-based) for ``heads`` as one HTML page with its data.
 
     Lines are (head, from, to, weight) for weights ≥ ``min_weight``; ``focus`` is the token
     or tokens shown when the mouse is elsewhere (None or empty: all tokens). With focus
     tokens, a bar behind each attended token shows their attention summed (over the focus
-    tokens; mean over the chosen heads).
+    tokens; mean over the chosen heads). A key above names each line colour: ``head h``, or
+    ``head_names[h]`` where given (a rollout map's one "head" is no head).
     """
     heads = [h for h in heads if 0 <= h < amap.n_heads]
     chosen = focus_rows(focus, amap.n_tokens)
@@ -115,6 +127,10 @@ def head_view_html(
     data = {
         "tokens": list(amap.tokens),
         "colours": [head_colour(h) for h in heads],
+        "key": [
+            [head_names[h] if head_names and h < len(head_names) else f"head {h}", head_colour(h)]
+            for h in heads
+        ],
         "lines": lines,
         "focus": chosen,
         "summed": summed,
@@ -143,5 +159,5 @@ def token_window(amap: AttentionMap, start: int, size: int = MAX_TOKENS) -> Atte
 
 
 def head_view_height(amap: AttentionMap) -> int:
-    """Pixels the HTML head view needs (rows plus the hint line)."""
-    return max(1, amap.n_tokens) * ROW_PX + 70
+    """Pixels the HTML head view needs (rows, the hint line and up to two lines of key)."""
+    return max(1, amap.n_tokens) * ROW_PX + 105

@@ -117,6 +117,9 @@ def recovery_figure(result: dict) -> go.Figure:
         yaxis_title="erased layer",
         height=360,
     )
+    # "0".."6" read as numbers: plotly would label every second layer only
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(dtick=1)
     return fig
 
 
@@ -137,7 +140,8 @@ def agreement_figure(rows: Sequence[dict], by: str) -> go.Figure:
         )
     fig.update_layout(
         title=f"Subject-verb agreement accuracy by {by}",
-        xaxis_title=by,
+        # categories: "0", "1", "2+" as a number axis dropped the "2+" bar (11 cases)
+        xaxis={"title": by, "type": "category"},
         yaxis_title="accuracy (P(correct form) > P(wrong form))",
         yaxis_range=[0, 1.05],
         barmode="group",
@@ -147,12 +151,26 @@ def agreement_figure(rows: Sequence[dict], by: str) -> go.Figure:
 
 
 def patching_figure(grid: dict, title: str = "Activation patching") -> go.Figure:
-    """Layer × role (or layer × head) heat map of the fraction of the logit difference that
-    the patch moves; ``grid``: ``x`` labels, ``y`` labels, ``z`` values, ``lo``/``hi``."""
-    text = [
-        [f"{v:.2f}<br>({lo:.2f}–{hi:.2f})" for v, lo, hi in zip(zr, lr, hr, strict=True)]
-        for zr, lr, hr in zip(grid["z"], grid["lo"], grid["hi"], strict=True)
-    ]
+    """Layer × role (or layer × head) heat map of what the patch moves; ``grid``: ``x``
+    labels, ``y`` labels, ``z`` values, ``lo``/``hi`` (None: point values, no interval, as
+    for one pair) and ``unit`` (default "fraction moved": of the logit difference; "moved":
+    the change of the difference itself, as :func:`probing.interventions.patching.pair_grid`
+    gives when a fraction would mislead)."""
+    unit = grid.get("unit", "fraction moved")
+    if grid.get("lo") is None or grid.get("hi") is None:
+        point = "{:+.2f}" if unit == "moved" else "{:.2f}"
+        # (|v| < 0.005 as 0.00: no "-0.00" beside "+0.00")
+        text = [[point.format(v if abs(v) >= 0.005 else 0.0) for v in zr] for zr in grid["z"]]
+    else:
+        text = [
+            [f"{v:.2f}<br>({lo:.2f}–{hi:.2f})" for v, lo, hi in zip(zr, lr, hr, strict=True)]
+            for zr, lr, hr in zip(grid["z"], grid["lo"], grid["hi"], strict=True)
+        ]
+    bar = (
+        "fraction moved"
+        if unit == "fraction moved"
+        else f"change of the<br>difference ({grid.get('d_unit', 'logits')})"
+    )
     fig = go.Figure(
         go.Heatmap(
             z=grid["z"],
@@ -162,13 +180,13 @@ def patching_figure(grid: dict, title: str = "Activation patching") -> go.Figure
             texttemplate="%{text}",
             colorscale="RdBu",
             zmid=0,
-            colorbar={"title": "fraction moved"},
+            colorbar={"title": bar},
         )
     )
     fig.update_layout(
         title=title,
         xaxis_title=grid.get("x_title", "position role"),
-        yaxis_title="layer",
+        yaxis={"title": "layer", "dtick": 1},  # every layer labelled
         height=420,
     )
     return fig

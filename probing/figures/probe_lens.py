@@ -157,16 +157,22 @@ def tree_arcs(
                 )
             )
     span = max((j - i for i, j in (edges | (gold or set()))), default=1)
+    top = 0.6 + 0.25 * span / 2
+    # Without gold arcs below the words, the lower half would be empty: keep the words' row.
+    bottom = top if gold is not None else 0.4
     fig.update_layout(
         title=title,
         template="plotly_white",
-        height=260 + 18 * span,
+        height=int(80 + (180 + 18 * span) * (top + bottom) / (2 * top)),
         xaxis={"visible": False},
         margin={"t": 40, "b": 10},
-        yaxis={"visible": False, "range": [-(0.6 + 0.25 * span / 2), 0.6 + 0.25 * span / 2]},
+        yaxis={"visible": False, "range": [-bottom, top]},
         annotations=[
             {
-                "text": "predicted (green: in the gold tree)",
+                # Without a gold tree there is nothing to be green against.
+                "text": "predicted (green: in the gold tree)"
+                if gold is not None
+                else "predicted tree (no gold tree to compare with)",
                 "x": 0,
                 "y": 1,
                 "xref": "paper",

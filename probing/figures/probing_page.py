@@ -308,10 +308,10 @@ def headline(r: ProbeResults) -> str:
     scores = r.layer_scores()
     if not len(scores):
         return f"{r.model}: no per-layer scores."
-    layer = r.best_layer()
+    layer, split = r.best_layer_choice()  # the rule the run's own statements use
     best = scores.set_index("layer").loc[layer]
     name = _METRIC_NAMES.get(r.metric, r.metric)
-    on = "chosen on dev" if r.meta.get("best_layer") else "chosen on test"
+    on = "chosen on dev" if split == "dev" else "the best test score: the run chose none on dev"
     parts = [
         f"**{r.model}**: best layer {layer} ({on}; test {name} {best['value']:.3f} "
         f"[{best['ci_low']:.3f}, {best['ci_high']:.3f}])"

@@ -7,10 +7,15 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from probing.analyses.sense_pairs import DIFFERENT, SAME
-from probing.figures.contextual import LAYOUT, MODEL_DASH, by_depth, layer_axis, layer_x
-
-RELATION_COLOURS = {SAME: "#2ca02c", DIFFERENT: "#d62728"}
+from probing.figures.contextual import (
+    LAYOUT,
+    MODEL_DASH,
+    RELATION_COLOURS,
+    by_depth,
+    layer_axis,
+    layer_x,
+    legend_below,
+)
 
 
 def sense_pairs_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go.Figure:
@@ -51,9 +56,8 @@ def sense_pairs_figure(tables: Sequence[pd.DataFrame], height: int = 420) -> go.
     fig.update_layout(
         title="Same sense vs different senses: mean cosine between occurrences, by layer",
         yaxis=dict(title="mean cosine similarity"),
-        legend=dict(orientation="h", yanchor="top", y=-0.25),
-        height=height,
         **LAYOUT,
     )
+    legend_below(fig, plot_height=height - 140)
     layer_axis(fig, list(tables), depth, static=False)
     return fig

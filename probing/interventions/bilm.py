@@ -283,16 +283,11 @@ def patch_pairs_lm(encoder, batches: Sequence[LMPairBatch], n_boot: int = 1000) 
                 cell.setdefault((layer, role), []).append(d - d_base)
     total = (torch.cat(src_d) - torch.cat(base_d)).numpy()
     boot = PairedBootstrap(groups, n_boot=n_boot, seed=0)
-    z, lo, hi = [], [], []
-    for layer in range(L + 1):
-        est = [boot.ratio(torch.cat(cell[(layer, r)]).numpy(), total) for r in ROLES_LM]
-        z.append([e.value for e in est])
-        lo.append([e.ci_low for e in est])
-        hi.append([e.ci_high for e in est])
+    from probing.interventions.patching import effect_grid
+
+    moved = [[torch.cat(cell[(layer, r)]).numpy() for r in ROLES_LM] for layer in range(L + 1)]
     roles = {
-        "z": z,
-        "lo": lo,
-        "hi": hi,
+        **effect_grid(boot, moved, total),  # fractions (z, lo, hi) and the change itself
         "x": list(ROLES_LM),
         "y": [str(x) for x in range(L + 1)],
         "x_title": "position role (forward LM, left context)",

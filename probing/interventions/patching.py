@@ -13,6 +13,13 @@ output (all positions) copied. Where this differs from Vig et al.: their indirec
 ratio of probability ratios per item, averaged; the ratio of summed logit differences here
 does not blow up on pairs whose total effect is near zero, and 1 means the patch carries the
 whole effect.
+
+A pair typed by a user (:func:`user_pair`) has its attractor marked by the user
+(:meth:`TypedPair.suggested_attractor` presets a word that differs between the sentences too).
+Its fractions are drawn only when the total effect is clearly positive (:func:`pair_grid`):
+for a pair the model gets wrong, ``d_source - d_base`` is negative or near zero and a
+fraction of it flips signs or blows up, so the change itself is shown instead; one pair has
+no bootstrap interval.
 """
 
 from __future__ import annotations
@@ -142,9 +149,19 @@ def _role(case: AgreementCase, word: int | None, is_mask: bool) -> str:
         return "verb"
     if word == case.subject:
         return "subject"
-    if word is not None and case.attractors and word == case.verb - 1 - _attractor_offset(case):
+    if word is not None and word == attractor_index(case):
         return "attractor"
     return "other"
+
+
+def attractor_index(case: AgreementCase) -> int | None:
+    """The attractor's word index: a typed pair's marked word (:class:`TypedCase`), or the
+    templates' place for it; None when the case has none."""
+    if isinstance(case, TypedCase):
+        return case.attractor
+    if not case.attractors:
+        return None
+    return case.verb - 1 - _attractor_offset(case)
 
 
 def _attractor_offset(case: AgreementCase) -> int:
@@ -213,19 +230,9 @@ def patch_pairs(
     te = boot.mean(total)
 
     def grid(kind: str, ys: list, xs: list) -> dict:
-        z, lo, hi = [], [], []
-        for y in ys:
-            zr, lr, hr = [], [], []
-            for x in xs:
-                num = torch.cat(cell[(kind, y, x)]).cpu().numpy()
-                est = boot.ratio(num, total)
-                zr.append(est.value)
-                lr.append(est.ci_low)
-                hr.append(est.ci_high)
-            z.append(zr)
-            lo.append(lr)
-            hi.append(hr)
-        return {"z": z, "lo": lo, "hi": hi}
+        return effect_grid(
+            boot, [[torch.cat(cell[(kind, y, x)]).cpu().numpy() for x in xs] for y in ys], total
+        )
 
     roles = grid("role", list(range(L + 1)), list(ROLES))
     roles.update(x=list(ROLES), y=[str(layer) for layer in range(L + 1)], x_title="position role")
@@ -246,62 +253,179 @@ def patch_pairs(
     }
 
 
-def user_pair(sentence_a: str, sentence_b: str, forms: tuple[str, str]) -> list:
-    """Both directions of a pair typed by a user: two sentences with ``[MASK]`` at the verb,
-    differing in the subject; ``forms`` = (singular, plural). The subject is taken to be the
-    first word that differs; sentence A is read as the singular one.
+def effect_grid(boot, moved: list[list], total) -> dict:  # noqa: ANN001 - PairedBootstrap
+    """Per cell of ``moved`` (rows × columns of per-pair ``d_patched - d_base`` arrays) the
+    fraction ``Σ moved / Σ total`` (``z``, ``lo``, ``hi``) and the mean change itself, in the
+    unit of ``d`` (``moved``, ``moved_lo``, ``moved_hi``), with pair-bootstrap intervals."""
+    out: dict[str, list] = {k: [] for k in ("z", "lo", "hi", "moved", "moved_lo", "moved_hi")}
+    for row in moved:
+        frac = [boot.ratio(num, total) for num in row]
+        mean = [boot.mean(num) for num in row]
+        for key, ests in (("", frac), ("moved", mean)):
+            for part, attr in (("", "value"), ("lo", "ci_low"), ("hi", "ci_high")):
+                name = "_".join(x for x in (key, part) if x) or "z"
+                out[name].append([getattr(e, attr) for e in ests])
+    return out
+
+
+# A typed pair's total effect (the two margins added) below this, in logits (nats for the
+# forward LM), is too small to divide by: one logit moved would read as two "wholes".
+MIN_TOTAL_EFFECT = 0.5
+
+
+@dataclass(frozen=True)
+class TypedCase(AgreementCase):
+    """A sentence of a typed pair; ``attractor``: the word the user marked as the attractor
+    (a noun between subject and verb), None when none is marked."""
+
+    attractor: int | None = None
+
+
+@dataclass(frozen=True)
+class TypedPair:
+    """Two typed sentences read as a minimal pair: their words (``[MASK]`` as
+    :data:`MASK_WORD`), the subject (the first word that differs), the verb (the mask) and
+    every word that differs."""
+
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    subject: int
+    verb: int
+    differing: tuple[int, ...]
+
+    @property
+    def between(self) -> list[int]:
+        """The words strictly between subject and verb: where an attractor can be."""
+        lo, hi = sorted((self.subject, self.verb))
+        return list(range(lo + 1, hi))
+
+    def suggested_attractor(self) -> int | None:
+        """The rule for a typed pair: a word between subject and verb that also differs
+        between the two sentences (its number swapped, as in 'the key to the cabinets' /
+        'the keys to the cabinet'); None otherwise: without a tagger the page cannot tell
+        a noun, so the user marks it (or leaves the column out)."""
+        return next((i for i in self.differing[1:] if i in self.between), None)
+
+
+MASK_WORD = "MASKTOKEN"
+
+
+def read_pair(sentence_a: str, sentence_b: str) -> TypedPair:
+    """Two sentences with ``[MASK]`` at the verb, differing in the subject, as a
+    :class:`TypedPair`.
 
     Raises:
         MinimalPairLengthError: different numbers of words, or no word differs.
         InvalidArgumentError: no ``[MASK]`` in sentence A, or not in the same place in B.
-        VerbFormError: a form that is empty, not one word, or has control characters, or
-            the same form twice (nothing to compare).
     """
     from probing.encoders.base import split_words
     from probing.errors import InvalidArgumentError
 
-    forms = _verb_forms(forms)
-    a = [w for w in split_words(sentence_a.replace("[MASK]", " MASKTOKEN "))]
-    b = [w for w in split_words(sentence_b.replace("[MASK]", " MASKTOKEN "))]
+    a = split_words(sentence_a.replace("[MASK]", f" {MASK_WORD} "))
+    b = split_words(sentence_b.replace("[MASK]", f" {MASK_WORD} "))
     if len(a) != len(b):
         raise MinimalPairLengthError(
             f"The two sentences have {len(a)} and {len(b)} words; a minimal pair differs in "
             "the subject's form only."
         )
-    if "MASKTOKEN" not in a or a.index("MASKTOKEN") != (
-        b.index("MASKTOKEN") if "MASKTOKEN" in b else -1
-    ):
+    if MASK_WORD not in a or a.index(MASK_WORD) != (b.index(MASK_WORD) if MASK_WORD in b else -1):
         raise InvalidArgumentError("Put [MASK] where the verb goes, at the same place in both.")
-    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    diff = tuple(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
     if not diff:
         raise MinimalPairLengthError("The two sentences are the same; change the subject's number.")
-    verb = a.index("MASKTOKEN")
+    return TypedPair(tuple(a), tuple(b), diff[0], a.index(MASK_WORD), diff)
+
+
+def user_pair(
+    sentence_a: str,
+    sentence_b: str,
+    forms: tuple[str, str],
+    attractor: int | None = None,
+) -> list:
+    """Both directions of a pair typed by a user: two sentences with ``[MASK]`` at the verb,
+    differing in the subject; ``forms`` = (singular, plural); ``attractor``: the attractor's
+    word index (see :meth:`TypedPair.suggested_attractor`), None for none. The subject is
+    taken to be the first word that differs; sentence A is read as the singular one.
+
+    Raises:
+        MinimalPairLengthError: different numbers of words, or no word differs.
+        InvalidArgumentError: no ``[MASK]`` in sentence A, or not in the same place in B;
+            an attractor that is not between subject and verb.
+        VerbFormError: a form that is empty, not one word, or has control characters, or
+            the same form twice (nothing to compare).
+    """
+    from probing.errors import InvalidArgumentError
+
+    forms = _verb_forms(forms)
+    pair = read_pair(sentence_a, sentence_b)
+    if attractor is not None and attractor not in pair.between:
+        raise InvalidArgumentError(
+            f"The attractor must be a word between the subject ({pair.a[pair.subject]!r}) "
+            "and [MASK]."
+        )
+    verb, subject = pair.verb, pair.subject
     sg, pl = forms
-    ca = AgreementCase(
-        tuple(w if w != "MASKTOKEN" else sg for w in a),
-        verb,
-        diff[0],
-        "Sing",
-        sg,
-        pl,
-        0,
-        verb - diff[0],
-        "yours",
-        "yours",
-    )
-    cb = AgreementCase(
-        tuple(w if w != "MASKTOKEN" else pl for w in b),
-        verb,
-        diff[0],
-        "Plur",
-        pl,
-        sg,
-        0,
-        verb - diff[0],
-        "yours",
-        "yours",
-    )
+    cases = [
+        TypedCase(
+            tuple(w if w != MASK_WORD else own for w in words),
+            verb,
+            subject,
+            number,
+            own,
+            other,
+            int(attractor is not None),
+            verb - subject,
+            "yours",
+            "yours",
+            attractor,
+        )
+        for words, number, own, other in ((pair.a, "Sing", sg, pl), (pair.b, "Plur", pl, sg))
+    ]
+    ca, cb = cases
     return [(ca, cb, "yours"), (cb, ca, "yours")]
+
+
+def pair_grid(
+    out: dict,
+    drop: Sequence[str] = (),
+    min_total: float = MIN_TOTAL_EFFECT,
+    d_unit: str = "logits",
+) -> dict:
+    """The roles grid of a patching result (:func:`patch_pairs`, or the forward LM's) as it
+    may honestly be drawn.
+
+    - Fractions (``unit`` "fraction moved") only when the total effect, the mean of
+      ``d_source - d_base``, is at least ``min_total``: a negative total (the model prefers
+      the wrong forms) flips every sign, a near-zero one blows the fractions up. Otherwise
+      the change itself, ``d_patched - d_base`` in the unit of ``d`` (``unit`` "moved";
+      ``d_unit``: "logits", or "nats" for the forward LM's log-probabilities).
+    - Columns named in ``drop`` are left out (a typed pair with no attractor marked).
+    - With one bootstrap group (a typed pair: its two directions) ``lo``/``hi`` are None:
+      one pair has no interval.
+
+    Returns the grid for :func:`probing.figures.interventions.patching_figure` with
+    ``normalised`` (bool), ``total`` (the mean total effect) and ``intervals`` (bool).
+    """
+    roles = out["roles"]
+    total = float(out["total_effect"]["value"])
+    normalised = bool(total >= min_total)
+    keep = [j for j, x in enumerate(roles["x"]) if x not in set(drop)]
+    pick = ("z", "lo", "hi") if normalised else ("moved", "moved_lo", "moved_hi")
+    intervals = int(out.get("n_groups", 0)) > 1
+    grid = {k: v for k, v in roles.items() if k not in ("z", "lo", "hi") and "moved" not in k}
+    grid["x"] = [roles["x"][j] for j in keep]
+    for name, key in zip(("z", "lo", "hi"), pick, strict=True):
+        grid[name] = [[row[j] for j in keep] for row in roles[key]]
+    if not intervals:
+        grid["lo"] = grid["hi"] = None
+    grid.update(
+        normalised=normalised,
+        total=total,
+        intervals=intervals,
+        unit="fraction moved" if normalised else "moved",
+        d_unit=d_unit,
+    )
+    return grid
 
 
 def _verb_forms(forms: tuple[str, str]) -> tuple[str, str]:

@@ -130,13 +130,22 @@ class ProbeResults:
         ]
 
     def best_layer(self, metric: str | None = None) -> int:
-        """The layer chosen on dev (``meta["best_layer"]``); results without a dev choice
-        (older files, uploads without dev) fall back to the best test score."""
-        chosen = self.meta.best_layer or {}
-        if metric in (None, self.metric) and chosen.get("layer") is not None:
-            return int(chosen["layer"])
+        """The layer chosen on dev; see :meth:`best_layer_choice`."""
+        return self.best_layer_choice(metric)[0]
+
+    def best_layer_choice(self, metric: str | None = None) -> tuple[int, str]:
+        """(layer, split it was chosen on): the dev choice the run recorded (tagging runs:
+        ``meta["best_layer"]``; structural runs: ``meta["best_layer_dev"]``, by the seed
+        mean of the dev headline metric), else (older files, uploads without dev) the best
+        test score, with ``"test"`` so that a text can say so."""
+        if metric in (None, self.metric):
+            chosen = (self.meta.best_layer or {}).get("layer")
+            if chosen is None:
+                chosen = self.meta.get("best_layer_dev")
+            if chosen is not None:
+                return int(chosen), "dev"
         scores = self.layer_scores(metric)
-        return int(scores.loc[scores["value"].idxmax(), "layer"])
+        return int(scores.loc[scores["value"].idxmax(), "layer"]), "test"
 
     def summaries(self) -> pd.DataFrame:
         """Rows of the layer summaries: centres of gravity (``cog_running_best``,

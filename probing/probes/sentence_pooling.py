@@ -1,6 +1,6 @@
 """One vector per sentence, per layer: [CLS], mean, attention-weighted or max pooling.
 
-The course note's three ways to turn a sentence's token states into one vector:
+Four ways to turn a sentence's token states into one vector (the course note's three, and max):
 
 - ``cls``: the state of the first piece, BERT's ``[CLS]`` (RoBERTa's ``<s>``). Pre-trained
   BERT trains it only through next-sentence prediction; sentence-transformers models such as

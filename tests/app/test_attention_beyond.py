@@ -76,7 +76,9 @@ def test_every_view_follows_the_weighting(page):  # noqa: F811
     assert not page.exception and not page.error and len(page.get("plotly_chart")) == 1
     page.radio(key="attn_view").set_value("Head view").run()
     assert not page.exception and not page.error
-    assert page.multiselect(key="attn_hv_heads").value == [0]  # rollout has one "head"
+    # rollout has one "head": no head picker, and the key names the map rollout
+    assert not any(m.key == "attn_hv_heads" for m in page.multiselect)
+    assert "rollout (heads averaged)" in page.get("iframe")[0].proto.srcdoc
 
 
 def test_rollout_and_flow_view_and_its_length_limit(page):  # noqa: F811

@@ -116,3 +116,42 @@ def test_without_chrome_figures_download_as_html(monkeypatch):
     labels = [b.label for b in at.get("download_button")]
     assert "HTML" in labels and "PNG" not in labels and "CSV" in labels
     assert any("needs a Chrome" in c.value for c in at.caption)
+
+
+def head_view_html(at: AppTest) -> str:
+    """The HTML of the (first) head view on the page."""
+    return at.get("iframe")[0].proto.srcdoc
+
+
+def test_head_view_has_a_key_naming_each_head_colour(page):
+    # issue 46: the head view's lines were coloured by head with nothing saying which is which
+    import json
+    import re
+
+    from probing.figures.attention import head_colour
+
+    page.multiselect(key="attn_hv_heads").set_value([2, 7]).run()
+    assert not page.exception
+    data = json.loads(re.search(r"const D = (\{.*?\});\n", head_view_html(page)).group(1))
+    assert data["key"] == [["head 2", head_colour(2)], ["head 7", head_colour(7)]]
+    assert "getElementById('key')" in head_view_html(page)  # drawn above the lines
+
+
+def test_rollout_and_back_keeps_the_chosen_heads(page):
+    # issue 46: rollout has one map per layer ("head 0"); coming back to raw weights found
+    # head 0 instead of the head picked before
+    page.multiselect(key="attn_hv_heads").set_value([3, 5]).run()
+    page.radio(key="attn_weights").set_value("rollout").run()
+    assert not page.exception and not page.error
+    page.radio(key="attn_weights").set_value("raw").run()
+    assert not page.exception
+    assert page.multiselect(key="attn_hv_heads").value == [3, 5]
+
+    page.radio(key="attn_view").set_value("Model view").run()
+    page.selectbox(key="attn_mv_head").set_value(7).run()
+    page.radio(key="attn_weights").set_value("rollout").run()
+    assert not page.exception and not page.error
+    assert len(charts(page)) == 2  # the grid (a tile a layer) and the layer's map
+    page.radio(key="attn_weights").set_value("raw").run()
+    assert not page.exception
+    assert page.selectbox(key="attn_mv_head").value == 7

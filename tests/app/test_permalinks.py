@@ -59,6 +59,8 @@ CASES = {
     "4_Probing.py": [
         ("selectbox", "probe_task", "supersense"),
         ("multiselect", "probe_layers", [0, 3]),
+        ("number_input", "probe_train", 110),  # not the shipped run's size (issue 46)
+        ("number_input", "probe_eval", 300),
     ],
     "6_Course_Notes.py": [
         ("text_area", "pool_sentences", "A cat sat.\nA dog ran.\nThe bank rose."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +232,35 @@ def test_gold_pos_decides_the_content_words_and_the_grid_greys_the_rest(minilm):
     )
     hovers = {h for row in grey.customdata for h in row}
     assert any(h.startswith("no label: ") for h in hovers)
+
+
+def _texts(at) -> list[str]:  # noqa: ANN001
+    """Every message, caption and markdown the page drew."""
+    kinds = ("markdown", "caption", "info", "warning", "error", "subheader")
+    return [el.value for kind in kinds for el in getattr(at, kind)]
+
+
+def test_typed_sentence_says_why_there_is_no_dependency_section_and_no_gold_legend():
+    """The shipped probes on a typed sentence: the dependency-relation section is not just
+    dropped (a note says the edge probe needs the gold tree), the tree's legend does not
+    speak of a gold tree there is not, and no raw "No saved probe for xpos" line."""
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["models"] = ["minilm-l6"]
+    at.run()
+    at.radio(key="lens_source").set_value("type one").run()
+    assert not at.exception, at.exception
+    assert not at.error
+    said = _texts(at)
+    assert not any("No saved probe for" in t for t in said), said
+    assert any(h.value.startswith("dependency relation") for h in at.subheader)
+    why = [i.value for i in at.info if "typed sentence has no gold tree" in i.value]
+    assert len(why) == 1 and "edge probe" in why[0], said
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    notes = [[a.get("text", "") for a in c["layout"].get("annotations", [])] for c in charts]
+    trees = [c for c, n in zip(charts, notes, strict=True) if any("predicted" in t for t in n)]
+    assert len(trees) == 1
+    legend = " ".join(a.get("text", "") for a in trees[0]["layout"]["annotations"])
+    assert "gold" not in legend.replace("no gold tree", ""), legend
+    # The probes it has are named once, with what is missing and how to add it.
+    listed = [t for t in said if "xpos" in t.lower() or "XPOS" in t]
+    assert len(listed) == 1 and "--task xpos" in listed[0], listed

@@ -118,10 +118,115 @@ def test_semcor_precomputed_runs_match_the_settings_they_open_with(minilm, no_co
     notes = text(at)
     assert "other settings" not in notes, notes
     assert f"minilm-l6__semcor__{task}.json`), made with" in notes
-    assert at.slider(key="probe_train").value == min(cap or 15_947, 20_000) or cap is None
+    assert at.number_input(key="probe_train").value == (cap or shipped["meta"]["n_train_sentences"])
     assert run_button(at).label == "Run again"
-    at.slider(key="probe_train").set_value(1000 if cap != 1000 else 2000).run()
+    at.number_input(key="probe_train").set_value(1000 if cap != 1000 else 2000).run()
     assert "other settings" in text(at) and run_button(at).label == "Run"
+
+
+def linked(query: dict[str, str], models: list[str] | None = None) -> AppTest:
+    """The page opened at an address with ``query``."""
+    at = page(models)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize(
+    ("query", "train"),
+    [
+        ({"train": "110"}, 110),
+        ({"task": "supersense", "train": "110"}, 110),  # not the shipped SemCor run's size
+        ({"model": "mpnet-base", "train": "4000"}, 4000),
+        ({"train": "5"}, None),  # below the box's minimum
+    ],
+)
+def test_a_links_training_size_is_the_one_it_reopens_with(minilm, no_computation, query, train):
+    # Issue 46: train=110 reopened at the precomputed run's size and rewrote the address.
+    if query.get("model") == "mpnet-base":
+        from probing.models.registry import needs_fetch
+
+        if needs_fetch("mpnet-base"):
+            pytest.skip("mpnet-base is not fetched here")
+    at = linked(query)
+    if train is None:  # an unusable value: what the page opens with when there is no link
+        train = page().run().session_state["probe_train"]
+    assert at.session_state["probe_train"] == train  # (the widget's value, whatever its kind)
+    assert at.query_params["train"] == str(train)
+    assert "other settings" in text(at) if train in (110, 4000) else True
+
+
+def test_the_training_size_is_a_number_box_within_bounds(minilm, no_computation):
+    # Issue 46: a slider over 20 … 20,000 in steps of 10 could not be set to a given size.
+    at = page().run()
+    box = at.number_input(key="probe_train")
+    assert (box.min, box.max) == (20, 20_000)
+    box.set_value(1234).run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="probe_train").value == 1234
+    assert at.query_params["train"] == "1234"
+    assert "other settings" in text(at)  # the shipped run used the whole split
+
+
+def test_a_model_switch_gives_the_new_models_layers_in_the_view_and_the_address(minilm):
+    # Issue 46: minilm-l6 -> mpnet-base kept layers=0…6 in the address, and a return to the
+    # page (or the link) showed only those: Run would have probed half the model.
+    from probing.models.registry import needs_fetch
+
+    if needs_fetch("mpnet-base"):
+        pytest.skip("mpnet-base is not fetched here")
+    mpnet = list(range(13))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300).run()
+    at.switch_page("pages/4_Probing.py").run()
+    assert at.multiselect(key="probe_layers").value == list(range(7))
+    at.multiselect(key="models").set_value(["mpnet-base"]).run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="probe_layers").value == mpnet
+    address = {k: at.query_params[k] for k in at.query_params}
+    assert "layers" not in address, address  # all layers: all of whichever models a link has
+    at.switch_page("pages/2_Fill_Mask.py").run()
+    at.switch_page("pages/4_Probing.py").run()
+    assert at.multiselect(key="probe_layers").value == mpnet
+    assert linked(address).multiselect(key="probe_layers").value == mpnet
+    # A subset the user chose is kept, in the address too, while the models have it.
+    at.multiselect(key="probe_layers").set_value([0, 3, 12]).run()
+    assert at.query_params["layers"] == "0,3,12"
+    assert linked({"model": "mpnet-base", "layers": "0,3,12"}).multiselect(
+        key="probe_layers"
+    ).value == [0, 3, 12]
+    # …and one the models lack falls back to all their layers.
+    at.multiselect(key="models").set_value(["minilm-l6"]).run()
+    assert at.multiselect(key="probe_layers").value == list(range(7))
+    assert "layers" not in at.query_params
+    assert linked({"layers": "0,9"}).multiselect(key="probe_layers").value == list(range(7))
+
+
+def test_the_committed_capacity_panel_shows_only_under_the_committed_run(minilm, no_computation):
+    # Issue 46: after a user's own run the page still showed the committed capacity figure.
+    from probing.probes.settings import ProbeSettings
+    from probing.probes.store import save_results, stored_path_of
+
+    def capacity_charts(at: AppTest) -> list[dict]:
+        return [c for c in charts(at) if "by probe capacity" in str(c["layout"].get("title", ""))]
+
+    at = page().run()
+    assert capacity_charts(at)  # the committed run is shown: its capacity run too
+    at.session_state["probe_train"] = 60
+    at.multiselect(key="probe_layers").set_value([0, 2])
+    at.run()
+    # A run made in the app with these settings (a copy of the committed one, relabelled).
+    mine = ProbeResults.from_json(PRECOMPUTED)
+    mine.meta.command = "Probing page: test"
+    cfg = ProbeSettings(
+        model="minilm-l6", task="pos", dataset="ud-ewt", layers=(0, 2), max_train_sentences=60
+    )
+    save_results(mine, stored_path_of(cfg, minilm))
+    at.run()
+    assert not at.exception, at.exception
+    assert "run in this app with these settings" in text(at)
+    assert charts(at) and not capacity_charts(at)
 
 
 def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):
@@ -148,7 +253,7 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
 
     monkeypatch.setattr(Run, "report", spy)
     at = page().run()
-    at.slider(key="probe_train").set_value(60)
+    at.number_input(key="probe_train").set_value(60)
     at.multiselect(key="probe_layers").set_value([0, 2])
     at.number_input(key="probe_eval").set_value(30)
     at.run()
@@ -236,7 +341,7 @@ def test_demo_mode_caps_the_training_size(minilm, monkeypatch, no_computation):
     assert int(slider.value) <= 2000
     monkeypatch.delenv("CONTEXTLENS_DEMO")
     full = page().run()
-    assert full.slider(key="probe_train").max == 20_000
+    assert full.number_input(key="probe_train").max == 20_000
 
 
 def test_malformed_upload_gives_one_error_naming_the_line(minilm, no_computation):
@@ -430,7 +535,7 @@ def test_a_started_run_goes_on_across_page_changes_with_its_progress(minilm, mon
     monkeypatch.setattr(view, "progress_callback", held)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300).run()
     at.switch_page("pages/4_Probing.py").run()
-    at.slider(key="probe_train").set_value(60)
+    at.number_input(key="probe_train").set_value(60)
     at.multiselect(key="probe_layers").set_value([0, 1])
     at.number_input(key="probe_eval").set_value(20)
     at.run()

@@ -26,12 +26,19 @@ def page() -> AppTest:
 
 
 def test_renders_default_model_offline(page):
+    from ui import background
+
     assert page.title[0].value == "Static vs Contextual"
     assert page.sidebar.multiselect[0].value == ["minilm-l6"]
     assert not page.error
     assert len(charts(page)) == 2  # similarity by layer + pair heatmap
     captions = " ".join(c.value for c in page.caption)
     assert "static vectors: cosine 1.000" in captions
+    # the SemCor neighbour pool is read or built in the background (issue 46); then shown
+    for run in list(background._runs().values()):
+        assert run.done.wait(600), run.label
+    page.run()
+    assert not page.exception and not page.error
     assert len(page.dataframe) == 1  # nearest neighbours, one row per layer + static
     nn = page.dataframe[0].value
     assert list(nn.index) == ["static", "embeddings", *(f"layer {k}" for k in range(1, 7))]
@@ -120,3 +127,85 @@ def test_two_models_of_different_depth_share_a_relative_depth_axis():
     assert any("relative depth" in c.value for c in at.caption)
     fig = charts(at)[0]
     assert "relative depth" in fig.proto.spec
+
+
+# -- the SemCor button (issue 46) --------------------------------------------------------------
+
+LABELLED = """She sat on the river bank. | river
+The canoe hit the muddy bank. | river
+He deposited cash at the bank. | money
+The bank raised its rates. | money"""
+
+
+def page_without_neighbours() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["sc_nn"] = False  # the neighbour pool is not what these tests are about
+    return at.run()
+
+
+def test_semcor_button_loads_what_its_help_says():
+    # issue 46: the help said three sentences for each of two senses; the button loaded 7
+    # sentences with a third sense
+    from collections import Counter
+
+    from probing.analyses.sense_pairs import split_sense_labels
+
+    at = page_without_neighbours()
+    help_text = at.button(key="sc_semcor").help
+    at.button(key="sc_semcor").click().run()
+    assert not at.exception, at.exception
+    _, labels = split_sense_labels(at.text_area(key="sc_text").value)
+    counts = Counter(labels)
+    assert None not in counts and len(counts) == 2  # bank has more senses in SemCor
+    assert max(counts.values()) <= 3
+    assert "Up to 3 SemCor sentences" in help_text and "2 most frequent" in help_text
+
+
+def test_semcor_button_shows_a_labelled_comparison_by_sense():
+    # issue 46: a labelled comparison switched to "every pair" stayed there after the
+    # button, drawing one line (and one legend entry) per pair
+    at = page_without_neighbours()
+    at.text_area(key="sc_text").input(LABELLED).run()
+    assert at.radio(key="sc_lines").value == "same vs different sense"
+    at.radio(key="sc_lines").set_value("every pair").run()
+    at.button(key="sc_semcor").click().run()
+    assert not at.exception, at.exception
+    assert "| 1: " in at.text_area(key="sc_text").value
+    assert at.radio(key="sc_lines").value == "same vs different sense"
+
+
+def test_every_pair_of_many_labelled_occurrences_groups_the_legend_by_sense():
+    import json
+
+    at = page_without_neighbours()
+    at.button(key="sc_semcor").click().run()
+    at.radio(key="sc_lines").set_value("every pair").run()
+    assert not at.exception, at.exception
+    n_occurrences = len(at.multiselect[0].value)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    pair_lines = [t for t in spec["data"] if "static" not in t["name"]]
+    assert len(pair_lines) == n_occurrences * (n_occurrences - 1) // 2 > 8
+    entries = [t["name"] for t in spec["data"] if t.get("showlegend", True)]
+    assert len(entries) == 3, entries  # same sense, different senses, the static reference
+    # the plot area keeps its height: the figure grows by the legend's rows instead
+    layout = spec["layout"]
+    assert layout["height"] - layout["margin"]["t"] - layout["margin"]["b"] >= 250
+
+
+def test_sense_map_box_shows_the_sentences_typed_under_compare_occurrences():
+    # issue 46: the Sense geometry box kept its own default, ignoring the typed sentences
+    at = page_without_neighbours()
+    at.text_area(key="sc_text").input(LABELLED).run()
+    at.session_state["sc_cap"] = 20  # the fewest occurrences: the map is not what is tested
+    at.radio(key="sc_view").set_value("Sense geometry").run()
+    assert not at.exception, at.exception
+    typed = "\n".join(line.split(" |")[0] for line in LABELLED.splitlines())
+    assert at.text_area(key="sc_user_text").value == typed  # sense labels off
+    # once typed into, the box keeps its own sentences
+    own = "The bank of the Thames flooded.\nHe robbed a bank."
+    at.text_area(key="sc_user_text").input(own).run()
+    at.radio(key="sc_view").set_value("Compare occurrences").run()
+    at.text_area(key="sc_text").input("A bank.\nAnother bank.").run()
+    at.radio(key="sc_view").set_value("Sense geometry").run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="sc_user_text").value == own

@@ -110,9 +110,9 @@ def test_probing_page_runs_a_small_probe(server, page):
     assert "precomputed" in page.inner_text("body")
     shoot(page, "probing")
     # a small run: fewest training sentences, 60 dev/test sentences
-    thumb = page.get_by_role("slider").first
-    thumb.focus()
-    thumb.press("Home")
+    train = page.get_by_label("Training sentences", exact=True)
+    train.fill("20")
+    train.press("Enter")
     wait_for_app(page)
     page.get_by_text("Evaluation", exact=True).click()
     box = page.get_by_label("Dev and test sentences (0 = all)", exact=True)
@@ -228,7 +228,7 @@ def test_probe_lens_page(server, page):
     body = page.inner_text("body")
     # minilm-l6's committed probes (results/probes/): a grid per labelling probe (UPOS,
     # relations on the gold arcs, supersense, word sense) and the structural probes' tree
-    assert "--save-probes" not in body
+    assert "No trained probes are saved" not in body
     for heading in ("part of speech (UPOS)", "dependency relation", "supersense", "word sense"):
         assert heading in body, heading
     assert plot_count(page, 5) >= 5

@@ -138,8 +138,12 @@ def _linked(param: str, k: str) -> str | None:
     return param if not k else None
 
 
-def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
-    """Layer, heads and focus token → the two-column line figure."""
+ROLLED_HEAD = "rollout (heads averaged)"  # what rollout's one map per layer is, in the keys
+
+
+def head_view(view: AttentionMap, stem: str, k: str = "", rolled: bool = False) -> None:
+    """Layer, heads and focus token → the two-column line figure. ``rolled``: the map is a
+    rollout, one map per layer (as head 0), so there is no head to pick."""
 
     def focus_from_click() -> None:
         """A click on a token marker adds it to the focus tokens, or takes it out (runs
@@ -160,20 +164,11 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
         layers,
         key=persist(f"attn_hv_layer{k}", 1, _linked("layer", k), int, layers.__contains__),
     )
-    # A link naming one head (?head=7, as the model view writes it) opens on that head.
-    head = from_link("head", int) if not k else None
-    first = [head] if head in range(view.n_heads) else list(range(min(4, view.n_heads)))
-    heads = b.multiselect(
-        "Heads (one colour each)",
-        list(range(view.n_heads)),
-        key=persist(
-            f"attn_hv_heads{k}",
-            first,
-            _linked("heads", k),
-            as_ints,
-            lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs),
-        ),
-    )
+    heads = [0] if rolled else head_choice(view, b, k)
+    if rolled:
+        # The heads picked on the raw or norm-weighted maps are left as they are (the picker
+        # is not drawn), so that going back finds them, not head 0.
+        b.caption("Rollout: one map per layer, the heads averaged; no head to pick.")
     with c:
         in_view = lambda ts: all(t in range(view.n_tokens) for t in ts)  # noqa: E731
         focus = st.multiselect(
@@ -185,7 +180,10 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     if not heads:
         st.info("Pick at least one head.")
         return
-    embed_html(head_view_html(view, layer, heads, focus=focus), head_view_height(view))
+    names = [ROLLED_HEAD] if rolled else None
+    embed_html(
+        head_view_html(view, layer, heads, focus=focus, head_names=names), head_view_height(view)
+    )
     fig = head_view_figure(view, layer, heads, focus=focus)
     with st.expander("As a figure (click a token to pin the focus; downloads)"):
         st.plotly_chart(
@@ -204,20 +202,42 @@ def head_view(view: AttentionMap, stem: str, k: str = "") -> None:
     )
 
 
-def open_tile(k: str, n_heads: int) -> None:
+def head_choice(view: AttentionMap, where, k: str) -> list[int]:  # noqa: ANN001 - a column
+    """The head view's heads, picked in ``where`` (kept in the permalink as ``heads``)."""
+    # A link naming one head (?head=7, as the model view writes it) opens on that head.
+    head = from_link("head", int) if not k else None
+    first = [head] if head in range(view.n_heads) else list(range(min(4, view.n_heads)))
+    return where.multiselect(
+        "Heads (one colour each)",
+        list(range(view.n_heads)),
+        key=persist(
+            f"attn_hv_heads{k}",
+            first,
+            _linked("heads", k),
+            as_ints,
+            lambda hs: bool(hs) and all(h in range(view.n_heads) for h in hs),
+        ),
+    )
+
+
+def open_tile(k: str, n_heads: int, rolled: bool = False) -> None:
     """A click on a model-view tile opens that head below (runs before the rerun). The tile
-    is found from the clicked marker's index (row-major: layer by layer, head by head)."""
+    is found from the clicked marker's index (row-major: layer by layer, head by head); on a
+    rollout grid (one tile a layer) only the layer changes."""
     points = st.session_state[f"attn_model_chart{k}"].selection.points
     point = points[0] if points else {}
     index = point.get("point_index", point.get("point_number"))
     if index is None or point.get("curve_number", 1) != 1:
         return
     layer, head = int(index) // n_heads + 1, int(index) % n_heads
-    st.session_state[f"attn_mv_layer{k}"], st.session_state[f"attn_mv_head{k}"] = layer, head
+    st.session_state[f"attn_mv_layer{k}"] = layer
+    if not rolled:
+        st.session_state[f"attn_mv_head{k}"] = head
 
 
-def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
-    """All layers × heads as tiles, and the chosen head large with its tokens."""
+def model_view(view: AttentionMap, stem: str, k: str = "", rolled: bool = False) -> None:
+    """All layers × heads as tiles, and the chosen head large with its tokens (``rolled``:
+    a rollout, one map per layer, so no head to pick)."""
     a, b, c = st.columns([1, 1, 2])
     layers, heads = range(1, view.n_attention_layers + 1), range(view.n_heads)
     layer = a.selectbox(
@@ -225,11 +245,15 @@ def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
         layers,
         key=persist(f"attn_mv_layer{k}", 1, _linked("layer", k), int, layers.__contains__),
     )
-    head = b.selectbox(
-        "Head",
-        heads,
-        key=persist(f"attn_mv_head{k}", 0, _linked("head", k), int, heads.__contains__),
-    )
+    if rolled:  # the head picked on the other maps stays as it is for when they come back
+        head = 0
+        b.caption("Rollout: one map per layer; no head to pick.")
+    else:
+        head = b.selectbox(
+            "Head",
+            heads,
+            key=persist(f"attn_mv_head{k}", 0, _linked("head", k), int, heads.__contains__),
+        )
     with c:
         persist(f"attn_mv_focus{k}", None, _linked("row", k), int)
         focus = token_choice("Highlight row", view, f"attn_mv_focus{k}")
@@ -239,7 +263,7 @@ def model_view(view: AttentionMap, stem: str, k: str = "") -> None:
         key=f"attn_model_chart{k}",
         width="content",
         config={"displayModeBar": False},
-        on_select=lambda: open_tile(k, view.n_heads),
+        on_select=lambda: open_tile(k, view.n_heads, rolled),
         selection_mode="points",
     )
     downloads(grid, f"{stem}_model_view", f"dl_mv{k}", lambda: attention_frame(view))
@@ -296,10 +320,11 @@ def model_section(
     view = attention_view(amap, level, show_special)
     stem = f"attention_{name.replace('/', '_')}_{level}"
     with friendly_errors(view_name):
+        rolled = weighting == "rollout"
         if view_name == "Head view":
-            head_view(view, stem, k)
+            head_view(view, stem, k, rolled)
         elif view_name == "Model view":
-            model_view(view, stem, k)
+            model_view(view, stem, k, rolled)
             from ui.views.interventions import head_importance_panel  # issue 29
 
             head_importance_panel(name, k)

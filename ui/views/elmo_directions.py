@@ -14,6 +14,30 @@ from ui.state import persist
 RESULTS = config.REPO_ROOT / "results" / "elmo-mini__semcor__wsd-direction.csv"
 
 
+def layer0_note(table: pd.DataFrame) -> str:
+    """What layer 0 is for each model drawn, with the word's similarity there (rows of
+    :func:`probing.analyses.elmo_directions.occurrence_similarity`)."""
+    notes = []
+    for model, rows in table[table["layer"] == 0].groupby("model", sort=False):
+        sim = float(rows["similarity"].max())
+        if set(rows["view"]) == {"fused"}:  # the BERT family
+            where = (
+                f"the word at two positions differs there already ({sim:.3f})"
+                if sim < 0.9995
+                else f"here the word has the same position in both sentences ({sim:.3f})"
+            )
+            notes.append(
+                f"{model}'s layer 0 is the word-piece embedding plus position (and, where the "
+                f"model has them, segment) embeddings, so it is not context-free: {where}."
+            )
+        else:
+            notes.append(
+                f"{model}'s layer 0 is its character-CNN token vector: context-free, the same "
+                f"for the same word in any sentence ({sim:.3f})."
+            )
+    return " ".join(notes)
+
+
 def render(models: list[str]) -> None:
     """The directions section: ELMo-mini's halves next to the first picked BERT-family model."""
     st.subheader("ELMo's two one-way LMs vs BERT's fused context")
@@ -44,8 +68,9 @@ def render(models: list[str]) -> None:
     if tables:
         st.plotly_chart(direction_lines(pd.concat(tables), target), key="dir-lines")
         st.caption(
-            "Layer 0 is context-free (similarity 1 for the same word). In “I sat on the bank "
-            "of the river” the forward half at *bank* has not yet read *river*."
+            layer0_note(pd.concat(tables))
+            + " In “I sat on the bank of the river” the forward half at *bank* has not yet read "
+            "*river*."
         )
     if RESULTS.is_file():
         table = pd.read_csv(RESULTS)

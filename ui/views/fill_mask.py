@@ -143,7 +143,12 @@ def headless_notice(headless: list[str], models: list[str]) -> None:
         return
     # Nothing picked can fill masks (e.g. the app-wide default minilm-l6): use the embedded
     # fill-mask model rather than showing an empty page, and say so.
-    then = " Pick it in the sidebar to compare." if models else " This page uses it instead."
+    # Named, not "it": after a sentence about the refused model, "it" read as that model.
+    then = (
+        f" Pick {FILL_MASK_MODEL} in the sidebar to compare."
+        if models
+        else f" This page shows {FILL_MASK_MODEL} instead."
+    )
     st.info(no_head_message(headless) + then)
     st.button(f"Use {FILL_MASK_MODEL} in the sidebar", on_click=_use_fill_mask_model)
 

@@ -37,7 +37,9 @@ from ui.state import persist
 RESULTS = config.REPO_ROOT / "results" / "interventions"
 TASKS = {"pos": "ud-ewt", "deprel": "ud-ewt", "supersense": "semcor"}
 SENTENCE = "The keys to the old cabinet [MASK] on the table."
-PAIR = ("The key to the cabinets [MASK] here.", "The keys to the cabinet [MASK] here.")
+# Both embedded LMs agree on both sentences (margins > 0), so the default map is a fraction;
+# the attractor ("tables" / "table") differs too, which marks it (TypedPair.suggested_attractor).
+PAIR = ("The book on the tables [MASK] here.", "The books on the table [MASK] here.")
 # Results of the MLM twin stand for the pretrained encoder (same weights, plus a head).
 SAME_WEIGHTS = {"minilm-l6": "minilm-l6-mlm"}
 NO_HEADS = (
@@ -141,7 +143,8 @@ def sweeps(name: str) -> None:
 
 def erase_sentence(name: str) -> None:
     st.subheader("Erase on your sentence")
-    text = st.text_input("Sentence with [MASK]", SENTENCE, key=persist("iv_text", SENTENCE))
+    # No default of its own: persist puts the value in session state (a second one warns).
+    text = st.text_input("Sentence with [MASK]", key=persist("iv_text", SENTENCE))
     encoder = get_encoder(name)
     if encoder is None:
         return
@@ -236,27 +239,66 @@ def agreement_section(name: str) -> None:
     else:
         st.info(f"No precomputed agreement run for {name}.")
     st.subheader("Your minimal pair")
-    a = st.text_input("Sentence A (singular subject)", PAIR[0], key=persist("iv_pair_a", PAIR[0]))
-    b = st.text_input("Sentence B (plural subject)", PAIR[1], key=persist("iv_pair_b", PAIR[1]))
+    a = st.text_input("Sentence A (singular subject)", key=persist("iv_pair_a", PAIR[0]))
+    b = st.text_input("Sentence B (plural subject)", key=persist("iv_pair_b", PAIR[1]))
     c1, c2 = st.columns(2)
     sg = c1.text_input("Singular verb form", "is", key="iv_sg")
     pl = c2.text_input("Plural verb form", "are", key="iv_pl")
+    attractor = attractor_picker(a, b)
     if st.button("Check and patch", key="iv_patch"):
         with intervention_encoder(name) as encoder:
             if encoder is not None:
-                check_and_patch(encoder, a, b, sg.strip(), pl.strip())
+                check_and_patch(encoder, a, b, sg.strip(), pl.strip(), attractor)
 
 
-def check_and_patch(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa: ANN001
-    """The user's minimal pair: which verb form each sentence prefers, and the patching map."""
+def attractor_picker(a: str, b: str) -> int | None:
+    """The attractor's word index in the typed pair, as the user marks it: offered are the
+    words between subject and [MASK], preset by :meth:`TypedPair.suggested_attractor` (a
+    word that differs between the two sentences too), else none."""
+    import hashlib
+
+    from probing.errors import ContextLensError
+    from probing.interventions.patching import read_pair
+
+    try:
+        pair = read_pair(a, b)
+    except ContextLensError:
+        return None  # "Check and patch" says what is wrong with the pair
+    options: list[int | None] = [None, *pair.between]
+    # One box per pair of sentences: a typed change offers its own words and suggestion.
+    digest = hashlib.sha1("\x00".join(pair.a + ("|",) + pair.b).encode()).hexdigest()[:10]
+    return st.selectbox(
+        "Attractor (a noun between the subject and [MASK])",
+        options,
+        index=options.index(pair.suggested_attractor()),
+        format_func=lambda i: (
+            "none: leave the attractor column out"
+            if i is None
+            else f"“{pair.a[i]}” / “{pair.b[i]}” (word {i + 1})"
+            if pair.a[i] != pair.b[i]
+            else f"“{pair.a[i]}” (word {i + 1})"
+        ),
+        key=f"iv_attr_{digest}",
+        help="Patching copies the states of each role from the other sentence: subject, "
+        "attractor, verb ([MASK]) and every other word. Preset when a word between the "
+        "subject and [MASK] differs between the two sentences too; the page has no tagger "
+        "to find a noun otherwise, so mark it here (or leave the column out).",
+    )
+
+
+def check_and_patch(  # noqa: ANN001
+    encoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
+) -> None:
+    """The user's minimal pair: which verb form each sentence prefers, and the patching map
+    (``attractor``: the attractor's word index, None for none)."""
     if getattr(encoder, "softmax", None) is not None:
         with friendly_errors("Patching"):
-            _patch_forward_lm(encoder, a, b, sg, pl)
+            _patch_forward_lm(encoder, a, b, sg, pl, attractor)
         return
     with friendly_errors("Patching"):
         from probing.interventions.patching import make_batches, patch_pairs, user_pair
 
-        pairs = user_pair(a, b, (sg, pl))
+        pairs = user_pair(a, b, (sg, pl), attractor)
         batches = make_batches(encoder, pairs)
         if not batches:
             st.warning("Both verb forms must be single vocabulary pieces for this model.")
@@ -279,13 +321,51 @@ def check_and_patch(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa:
                 f"{m:+.2f})."
             )
         out = patch_pairs(encoder, batches, n_boot=200, heads=False)
-        st.plotly_chart(
-            patching_figure(out["roles"], "Your pair: layer × role"), key="iv_user_roles"
+        _pair_map(out, cases, margin, "logits", "the logit difference between the two verb forms")
+
+
+def _pair_map(out: dict, cases: list, margin, unit: str, difference: str) -> None:  # noqa: ANN001
+    """The typed pair's layer × role map, drawn as it may be read (``pair_grid``): fractions
+    only when the total effect is clearly positive, else the change itself with a warning;
+    point values (one pair has no interval); no attractor column when none is marked."""
+    from probing.interventions.patching import MIN_TOTAL_EFFECT, attractor_index, pair_grid
+
+    at = attractor_index(cases[0])
+    grid = pair_grid(out, drop=() if at is not None else ("attractor",), d_unit=unit)
+    total = grid["total"]
+    if not grid["normalised"]:
+        why = (
+            "the wrong sign: the model does not prefer each sentence's own form over the "
+            "other sentence's"
+            if total < 0
+            else f"too close to 0 (under {MIN_TOTAL_EFFECT:.1f} {unit}) to divide by"
         )
-        st.caption(
-            "Fraction of the logit difference between the two verb forms that moves when "
-            "the states of one role are copied from the other sentence (both directions)."
+        st.warning(
+            f"Not shown as fractions: the normalising difference d_source − d_base is "
+            f"{total:+.2f} {unit} (A's margin {margin[0]:+.2f} plus B's {margin[1]:+.2f}), "
+            f"{why}. A fraction of it would flip signs or blow up; the map shows the change "
+            f"itself, d_patched − d_base in {unit} (positive: towards the other sentence's "
+            "form)."
         )
+    st.plotly_chart(patching_figure(grid, "Your pair: layer × role"), key="iv_user_roles")
+    what = (
+        f"Fraction of {difference} that moves"
+        if grid["normalised"]
+        else f"Change of {difference} ({unit}, towards the other sentence's form)"
+    )
+    notes = [
+        f"{what} when the states of one role are copied from the other sentence (both "
+        "directions; 'other': the words in no other column).",
+        "One pair: point values, no interval (an interval needs several pairs, as in the "
+        "templated sweep)."
+        if not grid["intervals"]
+        else "",
+        f"Attractor: “{cases[0].words[at]}” (word {at + 1})."
+        if at is not None
+        else "No attractor marked: its column is left out and a noun between subject and "
+        "verb counts as 'other'; mark it under 'Attractor' to measure it.",
+    ]
+    st.caption(" ".join(n for n in notes if n))
 
 
 def _side_by_side(name: str) -> None:
@@ -315,12 +395,14 @@ def _side_by_side(name: str) -> None:
     )
 
 
-def _patch_forward_lm(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noqa: ANN001
+def _patch_forward_lm(  # noqa: ANN001
+    encoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
+) -> None:
     """The user's pair with an ELMo's forward LM: the words before [MASK] are the context."""
     from probing.interventions import bilm
     from probing.interventions.patching import user_pair
 
-    pairs = user_pair(a, b, (sg, pl))
+    pairs = user_pair(a, b, (sg, pl), attractor)
     batches = bilm.lm_pair_batches(encoder, pairs)
     if not batches:
         st.warning("Both verb forms must be words in the LM's vocabulary (vocab.txt).")
@@ -335,10 +417,12 @@ def _patch_forward_lm(encoder, a: str, b: str, sg: str, pl: str) -> None:  # noq
             f"margin {m:+.2f}; left context only)."
         )
     out = bilm.patch_pairs_lm(encoder, batches, n_boot=200)
-    st.plotly_chart(patching_figure(out["roles"], "Your pair: layer × role"), key="iv_user_roles")
-    st.caption(
-        "Fraction of the forward LM's log-probability difference between the two verb forms "
-        "that moves when the forward states of one role are copied from the other sentence."
+    _pair_map(
+        out,
+        cases,
+        margin,
+        "nats",
+        "the forward LM's log-probability difference between the two verb forms",
     )
 
 

@@ -58,7 +58,9 @@ def shipped_view() -> None:
         shipped_results(), key=lambda p: p.stem.split("__")[0][4:] == p.stem.split("__")[1]
     )
     if not paths:
-        st.info("No committed CKA results: run `python -m probing cka --out results/cka`.")
+        st.info(
+            "No committed CKA results: run `python -m probing cka --out results/cka --overwrite`."
+        )
         return
     names = [p.stem.removeprefix("cka_").replace("__", " × ") for p in paths]
     picked = st.radio(

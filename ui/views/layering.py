@@ -59,14 +59,15 @@ def render() -> None:
     """Draw the page (everything below the page config)."""
     page_header(
         "Layering",
-        "Syntax low, semantics higher: every probing task of a model on one figure, each "
-        "curve scaled to its own range, by relative depth.",
+        "Where in the model each probing task peaks: every probing task of a model on one "
+        "figure, each curve scaled to its own range, by relative depth; below, the task "
+        "orderings that the intervals support.",
     )
     models = models_with_results()
     if not models:
         st.info(
             "No probing results yet. Make them with `python -m probing probe --model M --task T "
-            "--out results/` for the tasks pos, deprel, dep-distance, supersense and wsd."
+            "--out results/ --overwrite` for the tasks pos, deprel, dep-distance, supersense and wsd."
         )
         return
     picked = picked_with_results(models)

@@ -24,6 +24,8 @@ TASK_NAMES = {
     "pos": "part of speech (UPOS)",
     "xpos": "PTB tag (XPOS)",
     "deprel": "dependency relation (gold arcs)",
+    "dep-distance": "tree distance (structural probe)",
+    "dep-depth": "tree depth (structural probe)",
     "supersense": "supersense",
     "wsd": "word sense (nearest SemCor sense centroid)",
 }
@@ -89,7 +91,7 @@ def render() -> None:
     if not probes:
         st.info(
             f"No trained probes are saved for **{name}**. Train them with, e.g., "
-            f"`python -m probing probe --model {name} --task pos --save-probes --out results/` "
+            f"`python -m probing probe --model {name} --task pos --save-probes --out results/ --overwrite` "
             "(likewise `--task deprel`, `supersense`, `wsd`, `dep-distance`, `dep-depth`); "
             "they are stored in "
             "`results/probes/` as safetensors + JSON."
@@ -131,19 +133,31 @@ def render() -> None:
     _labels_part(result, gold is not None, probes)
     _trees_part(result)
     if result.missing:
-        st.caption(
-            f"No saved probe for {', '.join(result.missing)} (tasks in the lens: "
-            f"{', '.join(LENS_TASKS)})."
-        )
+        st.caption(_probes_note(name, probes, result.missing))
+
+
+def _probes_note(model: str, probes: dict, missing: list[str]) -> str:
+    """One note: the probes this lens has for ``model``, those it lacks and how to add them."""
+    have = ", ".join(TASK_NAMES.get(t, t) for t in LENS_TASKS if t in probes)
+    lack = ", ".join(f"{TASK_NAMES.get(t, t)} (`--task {t}`)" for t in missing)
+    return (
+        f"Probes saved for {model}: {have}. Not trained for it: {lack}; add one with "
+        f"`python -m probing probe --model {model} --task TASK --save-probes --out results/ --overwrite`."
+    )
 
 
 def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 - LensResult
     table = result.labels
-    if table.empty:
-        return
-    for task in [t for t in LENS_TASKS if t in set(table["task"])]:
-        rows = table[table["task"] == task]
+    shown = set(table["task"]) if not table.empty else set()
+    for task in [t for t in LENS_TASKS if t in shown or t in result.absent]:
         st.subheader(TASK_NAMES.get(task, task))
+        if task in result.absent:  # a saved probe with nothing to say here: say why
+            st.info(
+                f"Not shown for this sentence: {result.absent[task]}. Pick “a UD-EWT test "
+                "sentence (gold labels)” above to see it."
+            )
+            continue
+        rows = table[table["task"] == task]
         masked = result.masked.get(task, {})
         st.plotly_chart(label_grid(rows, result.words, masked=masked), key=f"lens_grid_{task}")
         if masked:
@@ -158,6 +172,8 @@ def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 
         st.dataframe(summary, hide_index=True, key=f"lens_table_{task}")
         if task == "wsd":
             st.caption(_wsd_note(probes["wsd"].info))
+    if not shown:
+        return
     st.caption(
         "Colour: the probe's probability for its answer. 'stable from layer': the lowest layer "
         "from which every higher layer gives the top layer's answer."
@@ -214,4 +230,10 @@ def _trees_part(result) -> None:  # noqa: ANN001 - LensResult
         st.caption(
             f"Layer {layer}: {right} of {len(result.gold_edges)} gold edges found "
             "(punctuation included here, unlike the UUAS of the results)."
+        )
+    elif result.gold_edges is None:
+        st.caption(
+            "Above the words: the minimum spanning tree of the distance probe's predicted "
+            "distances at this layer; star: the depth probe's root. A typed sentence has no "
+            "gold tree, so no arc is marked right or wrong."
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -63,7 +63,7 @@ from ui.common import (
     whole_number_input,
 )
 from ui.jobs import heavy_job, offload
-from ui.state import as_ints, persist
+from ui.state import all_of, as_ints, from_link, keep, link, persist
 from ui.views import probing_sweep
 
 RESULTS_DIR = config.results_dir()  # precomputed by `python -m probing probe`
@@ -167,8 +167,12 @@ def bootstrap_units(results: Sequence[ProbeResults]) -> str:
     return f"{units.pop()}s"
 
 
-def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
-    """The curves, how to read them, the scalar-mix weights, the numbers and the downloads."""
+def show_results(
+    results: Sequence[ProbeResults], stem: str, key: str, committed: Collection[str] = ()
+) -> None:
+    """The curves, how to read them, the scalar-mix weights, the numbers and the downloads.
+    ``committed``: the models whose shown run is the committed one (``results/``), under
+    which the committed probe-capacity run is shown too (it says nothing of a user's run)."""
     fig = probing_figure(results)
     st.plotly_chart(fig, key=f"{key}_curve")
     wsd = results[0].task == "wsd"
@@ -229,7 +233,7 @@ def show_results(results: Sequence[ProbeResults], stem: str, key: str) -> None:
     )
     show_rigour_notes(results)
     show_mdl(results, key)
-    show_capacity(results, key)
+    show_capacity([r for r in results if r.model in committed], key)
     downloads(results, fig, stem, key)
 
 
@@ -309,13 +313,13 @@ def render() -> None:
     encoders = picked_encoders()
     task, layers, n_train, n_eval = probe_settings(encoders)
     configs = {n: run_config(encoders[n], n, task, layers, n_train, n_eval) for n in encoders}
-    shown, current = stored_results(encoders, configs, task)
+    shown, current, committed = stored_results(encoders, configs, task)
     run_section(encoders, configs, shown, current)
     if shown:
         runs = [shown[n] for n in configs if n in shown]
         stem = "__".join(output_stem(r.model, r.dataset, r.task) for r in runs)
         with friendly_errors("Drawing the results"):
-            show_results(runs, stem, "probe")
+            show_results(runs, stem, "probe", committed)
     st.divider()
     probing_sweep.render(show_results, friendly_errors)
     st.divider()
@@ -335,20 +339,34 @@ def picked_encoders() -> dict:
 
 
 def layer_choice(encoders: dict, column: DeltaGenerator) -> list[int]:
-    """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has."""
+    """Layers 0 … the deepest picked model's top layer; a shallower model probes those it has.
+
+    "All layers" stays all when the models change (minilm-l6's 0–6 become mpnet-base's
+    0–12) and is left out of the address, so that a link opens all of its models' layers;
+    a chosen subset is kept while the models have those layers, else falls back to all.
+    """
     options = list(range(max(e.info.n_contextual_layers for e in encoders.values()) + 1))
-    chosen = st.session_state[persist("probe_layers", None, "layers", as_ints)]
-    if chosen is None or (
-        set(chosen) == set(st.session_state.get("_probe_layer_options", [])) and chosen != options
-    ):
-        st.session_state["probe_layers"] = options  # "all" stays all when the depth changes
-    else:
-        st.session_state["probe_layers"] = [x for x in chosen if x in options]
-    st.session_state["_probe_layer_options"] = options
+    ss = st.session_state
+    before = ss.get("_probe_layer_options")
+    key = persist(
+        "probe_layers",
+        options,
+        "layers",
+        lambda text: list(dict.fromkeys(as_ints(text))),  # in the order picked, once each
+        valid=all_of(options),
+        show=lambda v: None if sorted(v) == options else v,
+    )
+    chosen = ss[key]
+    if before is not None and before != options and sorted(chosen) == before:
+        chosen = options  # all of the models before: all of these
+    ss["_probe_layer_options"] = options
+    if chosen != ss[key]:
+        keep(key, chosen)  # (a return to the page finds the derived value)
+        link("layers", None)  # all
     return column.multiselect(
         "Layers",
         options,
-        key="probe_layers",
+        key=key,
         help="0 is the input layer (BERT: embeddings; ELMo: the character-CNN token layer).",
     )
 
@@ -400,30 +418,36 @@ def probe_settings(encoders: dict):
     return task, layers, n_train, n_eval
 
 
+def train_size_fits(cap: int, presets) -> Callable[[int], bool]:
+    """Which training-sentence caps the page takes: the demo's presets, else any whole
+    number from MIN_TRAIN to ``cap``."""
+    if presets:
+        return list(presets).__contains__
+    return lambda v: MIN_TRAIN <= v <= cap
+
+
 def train_size_widget(column, cap: int, presets) -> int:
-    """The training-sentence cap: preset sizes in the shared demo, a slider elsewhere."""
+    """The training-sentence cap: preset sizes in the shared demo, a number box elsewhere
+    (a slider over 20 … 20,000 could not be set to a given size)."""
     default = min(DEFAULT_MAX_TRAIN_SENTENCES, cap)
+    fits = train_size_fits(cap, presets)
     if presets:
         n_train = column.select_slider(
             "Training sentences",
             options=list(presets),
-            key=persist(
-                "probe_train",
-                snap_to_preset(default, presets),
-                "train",
-                int,
-                list(presets).__contains__,
-            ),
+            key=persist("probe_train", snap_to_preset(default, presets), "train", int, fits),
             help="A fixed seeded sample of the training split (the shared demo offers these sizes only).",
         )
     else:
-        n_train = column.slider(
+        n_train = whole_number_input(
             "Training sentences",
-            min_value=MIN_TRAIN,
-            max_value=cap,
+            MIN_TRAIN,
+            cap,
             step=10,
-            key=persist("probe_train", default, "train", int, lambda v: MIN_TRAIN <= v <= cap),
-            help=f"A fixed seeded sample of the training split (at most {cap:,} here).",
+            key=persist("probe_train", default, "train", int, fits),
+            where=column,
+            help=f"A fixed seeded sample of the training split ({MIN_TRAIN:,} to {cap:,} "
+            "sentences here; more than the split has means all of it).",
         )
     n_train = min(int(n_train), cap)  # the cap holds even for a value set around the widget
     return snap_to_preset(n_train, presets)  # a value set around the widget
@@ -436,18 +460,23 @@ def precomputed_meta(name: str, task) -> RunMeta | None:
 
 
 def preset_train_size(name: str, task, cap: int, presets=None) -> None:
-    """On a change of task, start the slider where that task's shipped run was made, so that
-    the shipped results are shown as current (SemCor runs used the whole training split)."""
+    """On a change of task, start the training size where that task's shipped run was made,
+    so that the shipped results are shown as current (SemCor runs used the whole training
+    split). Not over a size the session already has on its first visit, nor over a link's."""
     seen = st.session_state.get("_probe_task_seen")
     st.session_state["_probe_task_seen"] = task.name
-    if seen == task.name or (seen is None and "probe_train" in st.session_state):
+    if seen == task.name:
+        return
+    if seen is None and (
+        "probe_train" in st.session_state
+        or train_size_fits(cap, presets)(from_link("train", int, key="probe_train") or 0)
+    ):
         return
     meta = precomputed_meta(name, task)
     if meta is None:
         return
     size = meta.max_train_sentences or meta.n_train_sentences
     if size:
-        size = MIN_TRAIN + math.ceil((int(size) - MIN_TRAIN) / 10) * 10  # on the slider's steps
         st.session_state["probe_train"] = snap_to_preset(max(MIN_TRAIN, min(cap, size)), presets)
 
 
@@ -468,28 +497,32 @@ def run_config(encoder, name: str, task, layers: list[int], n_train: int, n_eval
 
 
 def stored_results(encoders: dict, configs: dict[str, ProbeSettings], task):
-    """Results already on disk for each model, and which match the settings; notes shown."""
+    """Results already on disk for each model, which match the settings, and which are the
+    committed runs (not made in the app); notes shown."""
     shown: dict[str, ProbeResults] = {}
     current: set[str] = set()  # models whose shown results were made with the settings above
+    committed: set[str] = set()  # models whose shown results are the committed run
     notes: list[tuple[str, str | None]] = []  # (what is shown, the command that made it)
     with friendly_errors("Loading results"):
         for name, cfg in configs.items():
-            res, is_current, note = stored_result(encoders[name], name, cfg, task)
+            res, is_current, note, from_results = stored_result(encoders[name], name, cfg, task)
             notes.append(note)
             if res is not None:
                 shown[name] = res
+            if from_results:
+                committed.add(name)
             if is_current:
                 current.add(name)
     for note, command in notes:
         st.markdown(note)
         if command:
             st.code(command, language="bash", wrap_lines=True)
-    return shown, current
+    return shown, current, committed
 
 
 def stored_result(encoder, name: str, cfg: ProbeSettings, task):
-    """(results or None, made with these settings?, (note, command)) for one model: what
-    :func:`probing.probes.store.find_stored` found, in words."""
+    """(results or None, made with these settings?, (note, command), the committed run?)
+    for one model: what :func:`probing.probes.store.find_stored` found, in words."""
     found = find_stored(cfg, encoder, read=read_results, results_dir=RESULTS_DIR)
     if found is None:
         return (
@@ -501,6 +534,7 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
                 "first run extracts them).",
                 None,
             ),
+            False,
         )
     res = found.results
     if found.made_in_app:
@@ -514,6 +548,7 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
                 f"{t.get('extract', '?')} s extracting, {t.get('fit', '?')} s fitting).",
                 None,
             ),
+            False,
         )
     if found.current:
         return (
@@ -523,6 +558,7 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
                 f"**{name}**: precomputed results (`results/{found.path.name}`), made with",
                 res.meta.command,
             ),
+            True,
         )
     n_pre = res.meta.max_train_sentences
     layers_pre = res.meta.layers
@@ -537,7 +573,7 @@ def stored_result(encoder, name: str, cfg: ProbeSettings, task):
         )
         + ", all dev/test sentences); press Run for yours. Made with"
     )
-    return res, False, (note, res.meta.command)
+    return res, False, (note, res.meta.command), True
 
 
 def run_estimate(

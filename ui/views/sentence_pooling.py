@@ -3,6 +3,8 @@ and the Brown genre probe per layer × pooling from ``results/``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 
@@ -56,14 +58,30 @@ def kept_note(n_typed: int, models: list[str], name: str) -> None:
         st.info(" ".join(notes))
 
 
+# What each strategy's matrix is made from (the caption lists the ones the model offers).
+POOLING_WAYS = {
+    "cls": "the [CLS] state",
+    "mean": "the mean over the word pieces (special tokens left out)",
+    "attention": "a mean weighted by the attention [CLS] pays to each piece in that layer",
+    "max": "the element-wise maximum over the pieces",
+}
+NUMBERS = {1: "One way", 2: "Two ways", 3: "Three ways", 4: "Four ways"}
+
+
+def pooling_note(strategies: Sequence[str]) -> str:
+    """The caption over the matrices: as many ways as are drawn, each said."""
+    ways = [POOLING_WAYS[s] for s in strategies]
+    listed = "; ".join(ways[:-1]) + f"; or {ways[-1]}" if len(ways) > 1 else ways[0]
+    return (
+        f"{NUMBERS.get(len(ways), f'{len(ways)} ways')} to get one vector per sentence: "
+        f"{listed}. Each matrix is the cosine similarity between your sentences (colour bar: "
+        "−1 to 1, the same for every matrix)."
+    )
+
+
 def render(models: list[str]) -> None:
     """The sentence-pooling section for the first picked model (of ``models``)."""
-    st.subheader("Sentence vectors: [CLS], mean or attention pooling")
-    st.caption(
-        "Three ways to get one vector per sentence: the [CLS] state, the mean over the word "
-        "pieces (special tokens left out), or a mean weighted by the attention [CLS] pays to "
-        "each piece in that layer. Each matrix is the cosine similarity between your sentences."
-    )
+    st.subheader("Sentence vectors: [CLS], mean, attention or max pooling")
     text = st.text_area(
         "Sentences, one per line",
         key=persist("pool_sentences", EXAMPLE, "pool_sentences"),
@@ -81,6 +99,7 @@ def render(models: list[str]) -> None:
     encoder = get_encoder(name)
     if encoder is None:
         return
+    st.caption(pooling_note(strategies_for(encoder.info)))
     if encoder.info.family == "elmo":
         st.info(ELMO_NO_CLS)
     with friendly_errors("Sentence pooling"):
