@@ -383,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-demo", action="store_true", help="start the server without demo mode")
     ap.add_argument("--json", type=Path, help="write the raw results here")
     ap.add_argument("--heavy", type=int, default=2, help="sessions that also run heavy actions")
+    ap.add_argument(
+        "--heavy-kinds",
+        default=",".join(HEAVY),
+        help=f"which heavy actions, in turn (comma-separated; default all: {', '.join(HEAVY)})",
+    )
     ap.add_argument("--rss-bound-mib", type=float, default=3072, help="documented RSS bound")
     ap.add_argument(
         "--light-clicks",
@@ -401,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
         help="URL query for the Fill Mask page, e.g. by_layer=false",
     )
     args = ap.parse_args(argv)
+    kinds = [k.strip() for k in args.heavy_kinds.split(",") if k.strip()]
+    if not kinds or any(k not in HEAVY for k in kinds):
+        ap.error(f"--heavy-kinds takes some of: {', '.join(HEAVY)}")
+    for k in [k for k in HEAVY if k not in kinds]:
+        HEAVY.pop(k)
     if args.sessions > 32 or args.seconds > 900:
         ap.error("bounded: at most 32 sessions and 900 seconds")
     paths = page_paths()

@@ -116,6 +116,20 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.whiten = whiten
         self.init = init
 
+    # -- pickling ---------------------------------------------------------------------------
+
+    # A probe crosses processes (the app's worker pipe, Ray) as numpy arrays: torch pickles a
+    # tensor by sharing its storage through a file descriptor, which a process the sender did
+    # not start itself (the app's spawned worker and its server) cannot open.
+    def __getstate__(self) -> dict:
+        return {k: _packed(v) for k, v in super().__getstate__().items()}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__({k: _unpacked(v) for k, v in state.items()})
+        device = getattr(self, "device_", None)
+        if device is not None and str(device) != str(_unpacked_device(str(device))):
+            self.device_ = _unpacked_device(str(device))  # fitted on a GPU this process lacks
+
     # -- fitting ----------------------------------------------------------------------------
 
     def fit(
@@ -466,3 +480,38 @@ def _threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+class _Tensor:
+    """A torch tensor's values as numpy, in a pickle (see ``LinearProbe.__getstate__``)."""
+
+    def __init__(self, values: np.ndarray, device: str) -> None:
+        self.values, self.device = values, device
+
+
+def _packed(value: object) -> object:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return _Tensor(value.detach().cpu().numpy(), str(value.device))
+    if isinstance(value, tuple | list):
+        return type(value)(_packed(v) for v in value)
+    return value
+
+
+def _unpacked(value: object) -> object:
+    import torch
+
+    if isinstance(value, _Tensor):
+        return torch.from_numpy(value.values).to(_unpacked_device(value.device))
+    if isinstance(value, tuple | list):
+        return type(value)(_unpacked(v) for v in value)
+    return value
+
+
+def _unpacked_device(device: str):  # noqa: ANN202 - a torch.device
+    """``device`` where this process has it, else the CPU."""
+    import torch
+
+    usable = not device.startswith("cuda") or torch.cuda.is_available()
+    return torch.device(device if usable else "cpu")

@@ -189,3 +189,24 @@ def test_sentence_boxes_raise_no_value_set_twice_warning(streamlit_warnings):
     assert not at.exception, at.exception
     twice = [m for m in streamlit_warnings if "Session State API" in m]
     assert not twice, twice
+
+
+def test_fitting_the_eraser_runs_in_the_worker_and_comes_back_usable(monkeypatch):
+    """The eraser fit is a background job in a worker process (not the server's threads,
+    where it would share the cached model); its kit crosses the worker's pipe and the page
+    then shows the labels before and after erasure."""
+    from ui import background, worker
+
+    monkeypatch.setenv("CONTEXTLENS_JOB_WORKERS", "1")
+    assert worker.enabled()
+    at = AppTest.from_file(str(PAGES / "8_Interventions.py"), default_timeout=300).run()
+    at.button(key="iv_fit").click().run()
+    runs = [r for r in background._runs().values() if r.label == "Erasure"]
+    assert runs
+    for run in runs:
+        assert run.done.wait(300)
+        assert run.error is None, run.error
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("erased at layer 3" in c.value for c in at.caption)
+    assert len(at.dataframe) >= 2  # fill-mask before/after and the labels before/after

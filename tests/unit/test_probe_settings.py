@@ -247,3 +247,26 @@ def test_top_level_load_encoder_honours_the_documented_dtype(minilm) -> None:
     assert plain.dtype == "float32" and plain is registry.load_encoder("minilm-l6")
     with pytest.raises(ContextLensError):
         probing.load_encoder("minilm-l6", dtype="float8")
+
+
+def test_a_fitted_probe_crosses_the_worker_pipe_as_arrays():
+    """The app's worker sends results through multiprocessing's pickler, where torch shares a
+    tensor's storage by file descriptor (a spawned worker's server cannot open it: the
+    Interventions page's eraser fit failed so). A probe travels as arrays and predicts alike."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    import numpy as np
+    import torch  # noqa: F401 - registers torch's reductions with ForkingPickler
+
+    from probing.probes.linear import LinearProbe
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 8)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    probe = LinearProbe(C=1.0, device="cpu").fit(X, y)
+    data = bytes(ForkingPickler.dumps(probe))
+    assert b"rebuild_storage" not in data
+    back = pickle.loads(data)
+    assert np.array_equal(back.predict(X), probe.predict(X))
+    assert np.array_equal(back.predict_proba(X), probe.predict_proba(X))
