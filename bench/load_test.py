@@ -121,10 +121,14 @@ async def erasure_fit(page, url: str, out: dict) -> None:
     await check_page(page, "erasure fit", out)
     await page.get_by_role("tab", name="Heads").click(timeout=LOCATE_MS)
     await wait_idle(page, timeout=180)
-    box = page.get_by_label("Heads off").first
-    for head in ("L1-H0", "L3-H5", "L6-H11"):
+    box = (
+        page.locator('[data-testid="stMultiSelect"]').filter(has_text="Heads off").locator("input")
+    ).first
+    for head in ("L1-H0", "L3-H5", "L6-H11"):  # typed into the box, picked with Enter
         await box.click(timeout=LOCATE_MS)
-        await page.get_by_role("option", name=head, exact=True).click(timeout=LOCATE_MS)
+        await box.fill(head, timeout=LOCATE_MS)
+        await box.press("Enter", timeout=LOCATE_MS)
+        await box.press("Escape", timeout=LOCATE_MS)
         await wait_idle(page, timeout=180)
     await check_page(page, "heads off", out)
 
