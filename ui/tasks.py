@@ -63,6 +63,18 @@ def sense_map(
     }
 
 
+def semcor_pool(model: str, size: int, progress: Callable[[int, int], None] | None = None) -> Any:
+    """Encode (or find on disk) the model's SemCor neighbour pool of ``size`` occurrences
+    (:func:`probing.analyses.sense_pairs.semcor_vocabulary`). Returns None when the pool is
+    kept on disk, where the server reads it (a pipe would carry ~100-300 MB of vectors), else
+    the pool itself (a cache folder that could not take it)."""
+    from probing.analyses.sense_pairs import semcor_pool_stored, semcor_vocabulary
+
+    encoder = _encoder(model)
+    pool = semcor_vocabulary(encoder, size, progress=progress)
+    return None if semcor_pool_stored(encoder, size) else pool
+
+
 def probe_layers(
     model: str, settings: ProbeSettings, progress: Callable[[str, int, int], None] | None = None
 ) -> ProbeResults:

@@ -46,6 +46,12 @@ def pool_key(encoder, dataset: str, split: str, pooling: str, size: int) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
 
+def has_pool(key: str) -> bool:
+    """Whether a pool is stored under ``key`` (its JSON is written last: see :func:`save_pool`)."""
+    stem = pool_dir() / key
+    return stem.with_suffix(".json").is_file() and stem.with_suffix(".safetensors").is_file()
+
+
 def load_pool(key: str) -> tuple[dict, np.ndarray, np.ndarray] | None:
     """(fields, layers, static) of a stored pool, or None when absent or unreadable (then it
     is simply built again)."""

@@ -150,6 +150,69 @@ _pool_cache: dict[tuple, SenseVocabulary] = {}
 _pool_lock = threading.Lock()
 
 
+def _memory_key(encoder: Encoder, pooling: str, max_occurrences: int) -> tuple:
+    return (encoder.info.name, encoder.info.source, pooling, max_occurrences)
+
+
+def _disk_key(encoder: Encoder, pooling: str, max_occurrences: int, data_dir) -> str | None:  # noqa: ANN001
+    """The pool's name on disk, or None when it is not kept there: only pools of the
+    configured data folder are (its files are what the key hashes)."""
+    from probing import config
+    from probing.analyses import pool_store
+
+    if data_dir is not None and Path(data_dir).resolve() != config.data_dir().resolve():
+        return None
+    return pool_store.pool_key(encoder, "semcor", "train", pooling, max_occurrences)
+
+
+def held_semcor_vocabulary(
+    encoder: Encoder,
+    max_occurrences: int = 20_000,
+    pooling: str = "first",
+    *,
+    from_disk: bool = False,
+) -> SenseVocabulary | None:
+    """The pool :func:`semcor_vocabulary` would return, if this process already holds it
+    (``from_disk``: or can read it from disk, a second or more for a large model); None
+    otherwise. Never encodes: a page asks this to know whether the pool must be built first."""
+    key = _memory_key(encoder, pooling, max_occurrences)
+    with _pool_lock:
+        if key in _pool_cache or not from_disk:
+            return _pool_cache.get(key)
+    disk_key = _disk_key(encoder, pooling, max_occurrences, None)
+    return _stored(encoder, disk_key, max_occurrences, pooling) if disk_key else None
+
+
+def _stored(encoder: Encoder, disk_key: str, max_occurrences: int, pooling: str):  # noqa: ANN202
+    """The pool stored under ``disk_key``, now held; None when there is none."""
+    from probing.analyses import pool_store
+
+    found = pool_store.load_pool(disk_key)
+    if found is None:
+        return None
+    fields, layers, static = found
+    base = NeighbourVocabulary(encoder.name, fields["words"], fields["contexts"], layers, static)
+    pool = SenseVocabulary(base, fields["senses"], fields["glosses"])
+    return keep_semcor_vocabulary(encoder, pool, max_occurrences, pooling)
+
+
+def keep_semcor_vocabulary(
+    encoder: Encoder, pool: SenseVocabulary, max_occurrences: int, pooling: str = "first"
+) -> SenseVocabulary:
+    """Hold ``pool`` (built elsewhere, e.g. in a worker process) as this process's pool of
+    ``encoder``; returns the one held (an earlier one wins)."""
+    with _pool_lock:
+        return _pool_cache.setdefault(_memory_key(encoder, pooling, max_occurrences), pool)
+
+
+def semcor_pool_stored(encoder: Encoder, max_occurrences: int, pooling: str = "first") -> bool:
+    """Whether the pool is kept on disk (so another process can read it instead of encoding)."""
+    from probing.analyses import pool_store
+
+    disk_key = _disk_key(encoder, pooling, max_occurrences, None)
+    return disk_key is not None and pool_store.has_pool(disk_key)
+
+
 def semcor_vocabulary(
     encoder: Encoder,
     max_occurrences: int = 20_000,
@@ -161,49 +224,37 @@ def semcor_vocabulary(
     with its sense where SemCor tags one; encoded once per model and data (kept on disk,
     :mod:`probing.analyses.pool_store`) and held once per process.
 
-    ``progress(done, total)`` follows the encoding (sentences); a stored pool reports done."""
-    from probing import config
+    Encoding takes a minute or more on CPU (8,000 occurrences: ~30 s for minilm-l6, ~100 s
+    for mpnet-base): an interactive caller asks :func:`held_semcor_vocabulary` first and
+    builds in the background. ``progress(done, total)`` follows the encoding (sentences); a
+    stored pool reports done."""
     from probing.analyses import pool_store
 
-    key = (encoder.info.name, encoder.info.source, pooling, max_occurrences)
-    with _pool_lock:
-        if key in _pool_cache:
-            return _pool_cache[key]
-    # on disk only for the configured data folder (its files are what the key hashes)
-    stored = data_dir is None or Path(data_dir).resolve() == config.data_dir().resolve()
-    disk_key = (
-        pool_store.pool_key(encoder, "semcor", "train", pooling, max_occurrences)
-        if stored
-        else None
-    )
-    found = pool_store.load_pool(disk_key) if disk_key else None
-    if found is not None:
-        fields, layers, static = found
-        base = NeighbourVocabulary(
-            encoder.name, fields["words"], fields["contexts"], layers, static
-        )
-        pool = SenseVocabulary(base, fields["senses"], fields["glosses"])
+    pool = held_semcor_vocabulary(encoder, max_occurrences, pooling)
+    disk_key = None
+    if pool is None:
+        disk_key = _disk_key(encoder, pooling, max_occurrences, data_dir)
+        pool = _stored(encoder, disk_key, max_occurrences, pooling) if disk_key else None
+    if pool is not None:
         if progress is not None:
             progress(1, 1)
-    else:
-        pool = _build_semcor_pool(encoder, max_occurrences, pooling, progress, data_dir)
-        if disk_key:
-            fields = {
-                "model": encoder.name,
-                "words": pool.words,
-                "contexts": pool.contexts,
-                "senses": pool.senses,
-                "glosses": pool.glosses,
-            }
-            try:
-                pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
-            except (DiskFullError, CacheNotWritableError) as exc:
-                # The pool is built and kept in memory below: a cache that cannot take it only
-                # costs the next server start a rebuild (the operator's log says why).
-                logging.getLogger("contextlens").warning("neighbour pool not stored: %s", exc)
-    with _pool_lock:
-        _pool_cache[key] = pool
-    return pool
+        return pool
+    pool = _build_semcor_pool(encoder, max_occurrences, pooling, progress, data_dir)
+    if disk_key:
+        fields = {
+            "model": encoder.name,
+            "words": pool.words,
+            "contexts": pool.contexts,
+            "senses": pool.senses,
+            "glosses": pool.glosses,
+        }
+        try:
+            pool_store.save_pool(disk_key, fields, pool.layers, pool.static)
+        except (DiskFullError, CacheNotWritableError) as exc:
+            # The pool is built and kept in memory below: a cache that cannot take it only
+            # costs the next server start a rebuild (the operator's log says why).
+            logging.getLogger("contextlens").warning("neighbour pool not stored: %s", exc)
+    return keep_semcor_vocabulary(encoder, pool, max_occurrences, pooling)
 
 
 def _build_semcor_pool(encoder: Encoder, max_occurrences: int, pooling: str, progress, data_dir):  # noqa: ANN001

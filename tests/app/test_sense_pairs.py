@@ -70,6 +70,11 @@ def test_page_shows_same_vs_different_sense_and_semcor_glosses(minilm, monkeypat
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
     assert title.startswith("Same sense vs different senses")
     assert at.radio(key="sc_nn_pool").value == "SemCor (sense-tagged)"
+    from ui import background  # the pool is built in the background (issue 46)
+
+    for run in list(background._runs().values()):
+        assert run.done.wait(600), run.label
+    at.run()
     cells = " ".join(str(v) for v in at.dataframe[0].value.to_numpy().ravel())
     assert "(" in cells  # neighbours with their sense's gloss
 

@@ -224,12 +224,19 @@ def test_cost_model_counts_seeds_and_mdl(minilm, tmp_path, monkeypatch):
     one = ProbeSettings(
         layers=(0, 3), max_train_sentences=20, max_dev_sentences=15, max_test_sentences=15
     )
+    # the probes: once per seed and ~10 times per MDL seed; the scalar mixes once per seed
+    with_mixes = estimate_seconds(minilm, one)
+    one = one.replace(scalar_mix=False)
     base = estimate_seconds(minilm, one)
-    assert base is not None
+    assert base is not None and with_mixes is not None
+    mixes = with_mixes[1] - base[1]
+    assert mixes > 0
     more = estimate_seconds(minilm, one.replace(seeds=3, mdl=True, mdl_seeds=2))
     assert more == (base[0], pytest.approx(base[1] * (3 + 10 * 2)))
     every = estimate_seconds(minilm, one.replace(seeds=3, mdl=True))  # MDL on every seed
     assert every == (base[0], pytest.approx(base[1] * (3 + 10 * 3)))
+    mixed = estimate_seconds(minilm, one.replace(seeds=3, mdl=True, scalar_mix=True))
+    assert mixed == (base[0], pytest.approx(base[1] * (3 + 10 * 3) + 3 * mixes))
     est = estimate_run(minilm, one)
     assert not est.from_last_run and est.to_encode == {"train": 20, "dev": 15, "test": 15}
     assert isinstance(estimate_run(minilm, one.replace(model="unmeasured")), str)

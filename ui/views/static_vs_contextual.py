@@ -7,6 +7,7 @@ Widgets here, computation in ``probing.analyses.contextual`` / ``probing.analyse
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -33,6 +34,9 @@ from probing.analyses.sense_geometry import (
 from probing.analyses.sense_pairs import (
     DIFFERENT,
     SAME,
+    held_semcor_vocabulary,
+    keep_semcor_vocabulary,
+    occurrence_senses,
     semcor_examples,
     semcor_vocabulary,
     sense_neighbours,
@@ -52,7 +56,7 @@ from probing.figures.contextual import (
     similarity_by_layer_figure,
 )
 from probing.figures.sense_pairs import sense_pairs_figure
-from ui import tasks
+from ui import background, tasks
 from ui.common import (
     data_key,
     friendly_errors,
@@ -197,10 +201,21 @@ def picked_encoders() -> dict:
 # -- compare occurrences ---------------------------------------------------------------------
 
 
+# What the SemCor button loads (its help says so): sentences per sense, senses.
+SEMCOR_PER_SENSE, SEMCOR_SENSES = 3, 2
+SENSE_LINES = "same vs different sense"
+
+
 def fill_semcor() -> None:
-    """Button callback: SemCor sentences of the target, labelled with their senses."""
+    """Button callback: SemCor sentences of the target, labelled with their senses, shown as
+    same- vs different-sense pairs (a comparison left on "every pair" drew 28 tangled lines)."""
     with friendly_errors("Finding SemCor sentences"):
-        st.session_state["sc_text"] = semcor_examples(st.session_state.get("sc_target", "bank"))
+        st.session_state["sc_text"] = semcor_examples(
+            st.session_state.get("sc_target", "bank"),
+            per_sense=SEMCOR_PER_SENSE,
+            max_senses=SEMCOR_SENSES,
+        )
+        st.session_state["sc_lines"] = SENSE_LINES
 
 
 def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
@@ -219,9 +234,11 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
         "SemCor sentences of the target, with their senses",
         on_click=fill_semcor,
         key="sc_semcor",
-        help="Three SemCor sentences for each of its two most frequent noun senses.",
+        help=f"Up to {SEMCOR_PER_SENSE} SemCor sentences for each of the target's "
+        f"{SEMCOR_SENSES} most frequent noun senses, each line ending in its sense.",
     )
     text, labels = split_sense_labels(text)
+    st.session_state[COMPARED] = text  # the sense map's box shows them too
     target = right.text_input(
         "Target word",
         key=persist("sc_target", "bank", "target"),
@@ -301,7 +318,7 @@ def similarity_curves(
     tables = [sense_pair_table(c, labels) for c in comps]
     options = ["every pair", "mean over pairs"]
     if all(len(t) for t in tables):
-        options.insert(0, "same vs different sense")
+        options.insert(0, SENSE_LINES)
     key = persist("sc_lines", options[0], "lines", valid=one_of(options))
     # Labels just typed (or SemCor's) switch to the sense view; otherwise the choice stays.
     if len(options) == 3 and st.session_state.get("sc_lines_labelled") is False:
@@ -309,10 +326,14 @@ def similarity_curves(
         link("lines", options[0])
     st.session_state["sc_lines_labelled"] = len(options) == 3
     show = st.radio("Lines", options, horizontal=True, key=key)
-    if show == "same vs different sense":
+    if show == SENSE_LINES:
         fig = sense_pairs_figure(tables)
-    else:
-        fig = similarity_by_layer_figure(comps, "mean" if show == "mean over pairs" else "pairs")
+    else:  # many pairs: grouped by their senses where labelled, not one legend entry each
+        fig = similarity_by_layer_figure(
+            comps,
+            "mean" if show == "mean over pairs" else "pairs",
+            senses=[occurrence_senses(c, labels) for c in comps],
+        )
     st.plotly_chart(fig, key="sc_sim_chart")
     st.caption(sense_pairs_note(tables[0], len(comps[0].pairs())))
     notes = static_notes(comps, target)
@@ -392,8 +413,9 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
         (
             f"The most similar word occurrences, per layer, among ~{SEMCOR_POOL:,} word occurrences "
             "of SemCor train, each with its WordNet sense where SemCor tags one (encoded once per "
-            "model and data, then kept on disk; the first time takes a minute). Each word and sense appears once "
-            "with its best cosine."
+            "model and data, then kept on disk; the first time in the background, a minute or two, "
+            "while the rest of the page works). Each word and sense appears once with its best "
+            "cosine."
             if semcor
             else "The most similar word occurrences, per layer, among ~3,000 word occurrences from "
             "UD-EWT train (encoded once per model and server). Each word appears once with its "
@@ -411,34 +433,81 @@ def neighbours_section(models: list[str], text: str, target: str, picks: list[in
         return
     find = semcor_neighbours if semcor else neighbours
     for m in models:
-        if semcor:
-            semcor_pool_with_progress(m)
+        if semcor and not semcor_pool_ready(m):
+            continue  # its progress is shown where its neighbours will be
         table = None
         with (
             friendly_errors("Finding nearest neighbours"),
-            heavy_job("Nearest neighbours"),
-            st.spinner(f"Encoding the neighbour pool for {m} (once per server)…"),
+            # With the SemCor pool held, neighbours are one matrix product per layer: light
+            # work, which must not queue behind a pool being built for another model.
+            contextlib.nullcontext() if semcor else heavy_job("Nearest neighbours"),
+            st.spinner(
+                "Finding nearest neighbours…"
+                if semcor
+                else f"Encoding the neighbour pool for {m} (once per server)…"
+            ),
         ):
             table = find(m, text, target, tuple(sorted(picks)), skip_target, data_key())
         if table is not None:
             neighbour_table(table, m, several=len(models) > 1)
 
 
-def semcor_pool_with_progress(model: str) -> None:
-    """Build (or read from disk) the model's SemCor neighbour pool, with a progress bar while
-    it is encoded: once per model and data, then kept in the feature cache folder."""
-    slot = st.empty()
+def semcor_pool_ready(model: str) -> bool:
+    """Whether this server holds the model's SemCor neighbour pool. If not, it is read from
+    disk or encoded in the background (:mod:`ui.background`, a worker process) and its
+    progress shown here, where the neighbours will appear: the rest of the page does not wait
+    for it (issue 46: the first open took 32 s with minilm-l6, 102 s with mpnet-base). The
+    page reruns when it is ready."""
+
+    def held() -> bool:
+        return held_semcor_vocabulary(load_model(model), SEMCOR_POOL) is not None
+
+    if held():
+        return True
+    key = background.shared_key("semcor-pool", (model, SEMCOR_POOL, data_key()))
+    ended = background.collect(key)
+    if ended is not None and ended.error is not None:
+        with friendly_errors("Building the SemCor neighbour pool"):
+            raise ended.error
+        return False
+    if ended is not None and held():  # (a run ended and the pool since dropped: again)
+        return True
+    if background.get(key) is None:
+        size = SEMCOR_POOL  # read here: the thread has no page to read it from
+        # Detached: a pool outlives the tab that asked for it (every session uses it).
+        background.start(
+            key,
+            f"Neighbour pool for {model}",
+            lambda sink: build_semcor_pool(model, size, sink),
+            detached=True,
+        )
+    background.show_progress(
+        key, f"The nearest neighbours of {model} appear here when its SemCor pool is ready."
+    )
+    return False
+
+
+def build_semcor_pool(model: str, size: int, sink: background.ProgressSink) -> None:
+    """Hold the model's SemCor pool in this server: read from disk, else encoded in a worker
+    process (which stores it for the next server start). A background run's work."""
+    encoder = load_model(model)
+    sink.progress(0.0, f"Looking for a stored SemCor neighbour pool of {model}…")
+    if held_semcor_vocabulary(encoder, size, from_disk=True) is not None:
+        return
 
     def show(done: int, total: int) -> None:
-        slot.progress(
+        sink.progress(
             done / max(total, 1),
-            text=f"Encoding the SemCor neighbour pool for {model} "
-            f"(once; kept on disk): {done:,}/{total:,} sentences",
+            f"Encoding the SemCor neighbour pool for {model} (once; kept on disk): "
+            f"{done:,}/{total:,} sentences",
         )
 
-    with friendly_errors("Building the SemCor neighbour pool"), heavy_job("Neighbour pool"):
-        semcor_vocabulary(load_model(model), SEMCOR_POOL, progress=show)
-    slot.empty()
+    sink.progress(0.0, f"Encoding the SemCor neighbour pool for {model} (once; kept on disk)…")
+    unstored = offload(tasks.semcor_pool, model, size, progress=show)
+    if unstored is not None:  # the cache folder could not take it: the worker's own copy
+        keep_semcor_vocabulary(encoder, unstored, size)
+    else:  # stored by the worker (or built in this process when workers are off)
+        semcor_vocabulary(encoder, size)
 
 
 def neighbour_table(table: pd.DataFrame, model: str, several: bool) -> None:
@@ -507,9 +576,27 @@ def sense_inputs() -> tuple[str, str, str, int, str]:
         "Your sentences, placed into the same map (★)",
         height=100,
         max_chars=config.limits().max_chars,
-        key=persist("sc_user_text", DEFAULT_TEXT, "map_sentences"),
+        key=map_sentences_key(),
+        help="The sentences typed under Compare occurrences, until you type others here.",
     )
     return lemma, pos, method, int(cap), user_text
+
+
+COMPARED = "sc_compared_text"  # the Compare occurrences sentences, labels off (not a widget)
+
+
+def map_sentences_key() -> str:
+    """The key of the map's sentence box: it shows the sentences typed under Compare
+    occurrences (their sense labels off) and follows them until the user types into it."""
+    ss = st.session_state
+    compared = ss.get(COMPARED, DEFAULT_TEXT)
+    key = persist("sc_user_text", compared, "map_sentences")
+    seeded = ss.get("sc_user_text_seed", DEFAULT_TEXT)
+    if ss[key] == seeded and compared != seeded:  # not typed into: follow the comparison
+        ss[key] = compared
+        persist(key, compared, "map_sentences")  # the store and the address follow too
+    ss["sc_user_text_seed"] = compared
+    return key
 
 
 def sense_section(models: list[str]) -> None:
@@ -626,7 +713,9 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         "**intra-sentence similarity** (cosine between each word and its sentence's mean), and "
         "**maximum explainable variance** (share of a type's occurrence matrix explained by its "
         "first principal component). Dotted: the anisotropy baseline from random word "
-        "occurrences; below, each metric minus its baseline."
+        "occurrences; below, dashed, each metric minus its baseline. A static vector is the "
+        "same in every sentence, so its occurrences have no variance and no MEV: the MEV "
+        "panels start at layer 0."
     )
     a, b = st.columns([1, 1])
     dataset = a.selectbox(
