@@ -9,14 +9,14 @@ once, with the pool's progress where the neighbours will appear.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.isolated import run_case_alone
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Static_vs_Contextual.py")
 
@@ -53,17 +53,7 @@ def test_first_open_in_a_process_of_its_own():
     """The blocked-build case below runs in a fresh process: it stops the pool build and
     runs it in-process (workers off), which left later tests of the same process reading
     features as not cached (seen in CI order: the Probing page's "Run again" estimate)."""
-    case = f"{__file__}::test_first_open_shows_the_page_while_the_pool_is_built"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", case],
-        env={**os.environ, CHILD: "1"},
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "1 passed" in proc.stdout
+    run_case_alone(__file__, "test_first_open_shows_the_page_while_the_pool_is_built", CHILD)
 
 
 @pytest.mark.skipif(

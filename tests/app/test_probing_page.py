@@ -248,21 +248,11 @@ def test_a_small_run_in_a_process_of_its_own():
     """The small run below, in a fresh process: after other tests of one long process (CI
     order), its "Run again" estimate read the run's features as not cached; the estimate
     and the cache are what it checks, so it runs where no earlier test set them."""
-    import os
-    import subprocess
-    import sys
+    from tests.isolated import run_case_alone
 
-    case = f"{__file__}::test_a_small_run_completes_and_is_then_shown_from_the_store"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", case],
-        env={**os.environ, SMALL_RUN_CHILD: "1"},
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    run_case_alone(
+        __file__, "test_a_small_run_completes_and_is_then_shown_from_the_store", SMALL_RUN_CHILD
     )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "1 passed" in proc.stdout
 
 
 @pytest.mark.skipif(
