@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import jobs, run_log
 from ui.common import page_errors
-from ui.navigation import navigation
+from ui.site import navigation
 
 jobs.prestart_worker()  # the first heavy job then finds its worker started
 page = st.navigation(navigation(), expanded=True)

@@ -1,12 +1,13 @@
 """Import circles among the modules of a package, from the source (``ast``), nothing imported.
 
-    python bench/import_cycles.py [probing]
+    python bench/import_cycles.py [package]   # default: the whole tree, and its floors
 
 Every ``import`` / ``from … import`` counts, at module level or inside a function (a
 function-level import is still a dependency: it only defers the circle), except those under
 ``if TYPE_CHECKING:``. ``from pkg import name`` counts as an edge to ``pkg.name`` when that is
 a module, else to ``pkg``. Prints each strongly connected component of more than one module
-(exit status 1 when there is one). ``tests/test_import_cycles.py`` runs this on ``probing``.
+(exit status 1 when there is one). ``tests/unit/test_import_cycles.py`` runs it on the whole
+tree (:func:`whole_tree`) and checks that no import climbs the house's floors (:data:`FLOORS`).
 """
 
 from __future__ import annotations
@@ -124,15 +125,63 @@ def edges_into(g: dict[str, set[str]], source_prefix: str, target_prefix: str) -
     )
 
 
+# The house's floors, lowest first (docs/architecture.md): a module may import from its own
+# floor or below, never above. ``probing`` is split by sub-package (or top-level module);
+# ``ui``, ``pages`` and ``app`` sit on top of the whole library.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("probing.errors", "probing.config", "probing.budget", "probing.user_paths", "probing.redact"),
+    ("probing.io", "probing.cache", "probing.feature_cache", "probing.shipped", "probing.heap"),
+    ("probing.encoding", "probing.encoders"),
+    ("probing.models", "probing.datasets"),
+    ("probing.features",),
+    ("probing.probes",),
+    ("probing.analyses", "probing.interventions", "probing.training"),
+    ("probing.figures",),
+    ("probing.sweep",),
+    ("probing.cli", "probing.__main__", "probing"),
+    ("ui",),
+    ("pages", "app"),
+)
+
+
+def floor_of(module: str) -> int:
+    """The floor of ``module``: that of the longest :data:`FLOORS` name it is or lies under."""
+    best, floor = -1, -1
+    for i, names in enumerate(FLOORS):
+        for n in names:
+            if (module == n or module.startswith(n + ".")) and len(n) > best:
+                best, floor = len(n), i
+    if floor < 0:
+        raise KeyError(f"{module} is on no floor of FLOORS")
+    return floor
+
+
+def whole_tree(root: Path = ROOT) -> dict[str, set[str]]:
+    """The import graph of the library, the UI, the page scripts and ``app.py`` together."""
+    known = modules("probing", root) | modules("ui", root) | modules("pages", root)
+    known["app"] = root / "app.py"
+    return {m: imports_of(m, p, known) for m, p in known.items()}
+
+
+def climbing(g: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for every import of a module on a higher floor than the importer's."""
+    return sorted(f"{m} -> {t}" for m, ts in g.items() for t in ts if floor_of(t) > floor_of(m))
+
+
 def main(argv: list[str]) -> int:
-    package = argv[0] if argv else "probing"
-    g = graph(package)
+    g = graph(argv[0]) if argv else whole_tree()
     found = cycles(g)
     for comp in found:
         inner = [f"{m} -> {t}" for m in comp for t in sorted(g[m]) if t in comp]
         print(f"circle of {len(comp)} modules:\n  " + "\n  ".join(inner))
-    print(f"{len(g)} modules, {sum(map(len, g.values()))} imports, {len(found)} circles")
-    return 1 if found else 0
+    up = [] if argv else climbing(g)
+    for edge in up:
+        print(f"climbs a floor: {edge}")
+    print(
+        f"{len(g)} modules, {sum(map(len, g.values()))} imports, {len(found)} circles"
+        + ("" if argv else f", {len(up)} imports that climb")
+    )
+    return 1 if found or up else 0
 
 
 if __name__ == "__main__":

@@ -284,9 +284,9 @@ _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&=")
 
 def page_header(title: str, blurb: str) -> None:
     """Common page title and a one-line explanation; the input limits and demo guard."""
-    from ui import input_limits
+    from ui import input_limits, state
 
-    input_limits.enforce()  # text limits kept on the server, before any work (issue 32)
+    input_limits.enforce(state.forget)  # text limits kept on the server, before any work
     # app.py sets the wide layout, but a page script that st.navigation runs from its file
     # comes back to Streamlit's centred one (measured: 736 px of 1,100): set it again here.
     st.set_page_config(layout="wide")

@@ -18,6 +18,8 @@ A refusal says which input, its length and the limit: never the text itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from probing import config
@@ -84,16 +86,14 @@ def _refuse_params() -> list[str]:
     return list(dict.fromkeys(notes))
 
 
-def _refuse_boxes() -> list[str]:
-    from ui import state
-
+def _refuse_boxes(forget: Callable[[str], None]) -> list[str]:
     notes = []
     for key in list(st.session_state):
         key = str(key)
         value = st.session_state[key] if not key.startswith("_") else None
         if isinstance(value, str) and not fits(key, value):
             del st.session_state[key]
-            state.forget(key)
+            forget(key)
             notes.append(
                 f"{_what(key)} held {len(value):,} characters; this server takes at "
                 f"most {text_limit(key):,}. It was reset."
@@ -101,10 +101,12 @@ def _refuse_boxes() -> list[str]:
     return notes
 
 
-def enforce() -> list[str]:
+def enforce(forget: Callable[[str], None]) -> list[str]:
     """Refuse oversized query parameters and text values (see module doc) before the page
-    does any work; show one warning per refusal and return their texts."""
-    notes = _refuse_params() + _refuse_boxes()
+    does any work; show one warning per refusal and return their texts. ``forget`` drops a
+    refused key from the session's kept values (:func:`ui.state.forget`; passed in because
+    :mod:`ui.state` reads this module's limits)."""
+    notes = _refuse_params() + _refuse_boxes(forget)
     for note in notes:
         st.warning(note)
     return notes

@@ -77,15 +77,3 @@ PAGES: tuple[AppPage, ...] = (
         "how alike layers are, within a model and across two (linear CKA).",
     ),
 )
-
-
-def navigation() -> list:
-    """``st.Page`` objects for ``st.navigation``: the home page (``/``), then :data:`PAGES`."""
-    import streamlit as st
-
-    from ui.common import guarded
-    from ui.views import home
-
-    home_page = st.Page(guarded(home.render, "Home"), title="Home", url_path="home", default=True)
-    pages = [home_page]
-    return pages + [st.Page(p.script, title=p.title, url_path=p.url_path) for p in PAGES]

@@ -90,8 +90,8 @@ def probe_upload(
     progress: Callable[[str, int, int], None] | None = None,
     **kwargs: Any,
 ) -> ProbeResults:
-    """Probes on the user's own CoNLL-U sentences (``probing.datasets.upload.probe_upload``)."""
-    from probing.datasets.upload import probe_upload as run
+    """Probes on the user's own CoNLL-U sentences (``probing.probes.upload.probe_upload``)."""
+    from probing.probes.upload import probe_upload as run
 
     return run(_encoder(model), list(sentences), progress=progress, **kwargs)
 

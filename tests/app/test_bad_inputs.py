@@ -232,7 +232,8 @@ def test_conllu_range_errors_give_the_line(tmp_path):
 
 
 def test_label_bomb_upload_is_refused_before_encoding(minilm, monkeypatch):
-    from probing.datasets.upload import probe_upload, read_conllu_upload
+    from probing.datasets.upload import read_conllu_upload
+    from probing.probes.upload import probe_upload
 
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
     # 20,000 distinct UPOS tags in a 0.7 MB file (the attack in the issue).
@@ -260,7 +261,7 @@ def test_label_and_parameter_caps_hold_for_the_probe_itself(monkeypatch):
 
 def test_upload_where_every_word_has_one_form_is_probed(minilm):
     """The control task then has one word type (one label): no 'needs 2 classes' crash."""
-    from probing.datasets.upload import probe_upload
+    from probing.probes.upload import probe_upload
 
     tags = ["NOUN", "VERB", "ADJ"]
     sentences = [[("x", tags[(i + j) % 3]) for j in range(4)] for i in range(10)]

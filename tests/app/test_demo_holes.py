@@ -80,7 +80,8 @@ def test_label_bomb_in_the_tasks_own_column_is_refused_before_encoding(
 ):
     """The attack: a ~1.9 MB file whose XPOS (or DEPREL) column has ~55,000 distinct tags
     and an ordinary UPOS column."""
-    from probing.datasets.upload import probe_upload, read_conllu_upload
+    from probing.datasets.upload import read_conllu_upload
+    from probing.probes.upload import probe_upload
 
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
     sentences = [
@@ -113,7 +114,8 @@ def long_sentence_upload(n_words: int) -> bytes:
 def test_ten_thousand_word_sentence_is_refused_in_the_demo_within_a_memory_bound(
     minilm, monkeypatch
 ):
-    from probing.datasets.upload import probe_upload, read_conllu_upload
+    from probing.datasets.upload import read_conllu_upload
+    from probing.probes.upload import probe_upload
 
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
     parsed = read_conllu_upload(long_sentence_upload(10_000), config.limits().max_upload_bytes)
@@ -132,8 +134,9 @@ def test_long_sentence_is_refused_from_the_memory_estimate_without_a_length_cap(
 ):
     """Local mode has no length cap; the estimate against the job budget still refuses
     (13,000 words: the n x n targets alone are ~2 GB)."""
-    from probing.datasets.upload import probe_upload, read_conllu_upload
+    from probing.datasets.upload import read_conllu_upload
     from probing.datasets.upload_budget import estimate_bytes
+    from probing.probes.upload import probe_upload
 
     monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
     monkeypatch.setenv("CONTEXTLENS_JOB_MEMORY_MB", "1536")

@@ -31,7 +31,7 @@ def empty_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def no_computation(monkeypatch):
     """Any feature extraction or probe run fails the test."""
-    import probing.datasets.upload
+    import probing.probes.upload
     import probing.features
     import probing.probes.run
 
@@ -41,7 +41,7 @@ def no_computation(monkeypatch):
     monkeypatch.setattr(probing.features, "extract_features", refuse)
     monkeypatch.setattr(probing.probes.run, "extract_features", refuse)
     monkeypatch.setattr(probing.probes.run, "probe_layers", refuse)
-    monkeypatch.setattr(probing.datasets.upload, "probe_upload", refuse)
+    monkeypatch.setattr(probing.probes.upload, "probe_upload", refuse)
     # Heavy jobs here, not in a worker process, so that the refusals above would see them.
     monkeypatch.setenv("CONTEXTLENS_JOB_WORKERS", "0")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from probing.datasets.ud import ud_file
-from probing.datasets.upload import probe_upload, read_conllu_upload
+from probing.datasets.upload import read_conllu_upload
 from probing.errors import DataFormatError
+from probing.probes.upload import probe_upload
 
 
 def _first_sentences(n: int) -> bytes:

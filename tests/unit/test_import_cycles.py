@@ -1,5 +1,6 @@
-"""No import circle in ``probing/`` (issue 26), read from the source with ``ast``
-(``bench/import_cycles.py``): function-level imports count, a circle they defer is still one."""
+"""No import circle anywhere in the tree and no import that climbs the house's floors (issues
+26, 47), read from the source with ``ast`` (``bench/import_cycles.py``): function-level
+imports count, a circle they defer is still one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,28 @@ _spec.loader.exec_module(ic)
 
 def test_no_import_circle_in_probing() -> None:
     assert ic.cycles(ic.graph("probing", ROOT)) == []
+
+
+def test_no_import_circle_in_the_whole_tree() -> None:
+    """``probing``, ``ui``, the page scripts and ``app.py`` together (``ui`` once had two)."""
+    g = ic.whole_tree(ROOT)
+    assert any(m.startswith("ui.") for m in g) and "app" in g
+    assert ic.cycles(g) == []
+
+
+def test_no_import_climbs_a_floor() -> None:
+    """The library's sub-packages import only their own floor or lower ones (an upload's
+    probe run once sat in ``datasets/``, which made ``datasets`` import ``probes``)."""
+    assert ic.climbing(ic.whole_tree(ROOT)) == []
+
+
+def test_the_floor_check_finds_a_climbing_import() -> None:
+    g = {"probing.datasets.upload": {"probing.probes.run"}, "probing.probes.run": set()}
+    assert ic.climbing(g) == ["probing.datasets.upload -> probing.probes.run"]
+    assert ic.climbing({"probing.probes.run": {"probing.datasets.ud"}}) == []
+    assert ic.climbing({"probing.encoders.bert": {"ui.state"}}) == [
+        "probing.encoders.bert -> ui.state"
+    ]
 
 
 def test_probes_never_import_analyses() -> None:

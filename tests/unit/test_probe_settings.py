@@ -172,7 +172,7 @@ def test_every_task_names_a_runner_and_what_the_app_shows() -> None:
         "wsd",
     ]
     from probing.analyses.probe_lens import LENS_TASKS
-    from probing.datasets.upload import UPLOAD_TASKS
+    from probing.probes.upload import UPLOAD_TASKS
 
     assert set(LENS_TASKS) == {
         "pos",

@@ -190,7 +190,8 @@ class _Unused:
 def test_tree_probes_refuse_one_word_sentences_before_encoding(task):
     """20,000 one-word sentences for tree distance ended in pandas' "Encountered all NA
     values" (every score undefined), after encoding them all."""
-    from probing.datasets.upload import probe_upload, read_conllu_upload
+    from probing.datasets.upload import read_conllu_upload
+    from probing.probes.upload import probe_upload
 
     text = "".join(f"1\tword{i}\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n" for i in range(200))
     sentences = read_conllu_upload(text.encode(), 10**7)

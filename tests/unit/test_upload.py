@@ -7,9 +7,10 @@ import math
 
 import pytest
 
-from probing.datasets.upload import check_conllu, probe_upload, read_conllu_upload, split_train_test
+from probing.datasets.upload import check_conllu, read_conllu_upload, split_train_test
 from probing.errors import DataFormatError
 from probing.probes import COLUMNS
+from probing.probes.upload import probe_upload
 
 CAP = 1024 * 1024
 

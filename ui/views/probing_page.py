@@ -1,6 +1,6 @@
 """Probing: what each layer knows — linear probes for part of speech, supersense and word sense on every layer, with control tasks, baselines and the scalar mix.
 
-Widgets here, computation in ``probing.probes`` (data sets) and ``probing.datasets.upload`` (your own
+Widgets here, computation in ``probing.probes`` (data sets) and ``probing.probes.upload`` (your own
 CoNLL-U file), drawing in ``probing.figures.probing`` / ``probing.figures.probing_page``.
 """
 
@@ -15,17 +15,12 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-import probing.datasets.upload as upload_module
 import probing.figures.export as export
 import probing.probes.cost as run_cost
+import probing.probes.upload as upload_module
 from probing import config
 from probing.datasets import Sentence
-from probing.datasets.upload import (
-    MAX_TEST_WORDS,
-    MAX_TRAIN_WORDS,
-    TEST_EVERY,
-    read_conllu_upload,
-)
+from probing.datasets.upload import TEST_EVERY, read_conllu_upload
 from probing.errors import ResultFileError
 from probing.figures.capacity import capacity_figure, capacity_sentence, load_capacity
 from probing.figures.export import figure_bytes
@@ -742,7 +737,8 @@ def upload_section(encoders: dict, configs: dict, layers: list[int], n_train: in
         "heads and relations (7th, 8th) can be probed, each when the file has it. Every "
         f"{TEST_EVERY}th sentence (the 5th, 10th, … in file order) is held out for testing, the "
         "others train the probes (80/20); the same layers and training-sentence cap as above "
-        f"apply, and at most {MAX_TRAIN_WORDS:,} training and {MAX_TEST_WORDS:,} test words (the "
+        f"apply, and at most {upload_module.MAX_TRAIN_WORDS:,} training and "
+        f"{upload_module.MAX_TEST_WORDS:,} test words (the "
         "first sentences) are encoded. Probes choose their regularisation on 10 % of the training "
         "words."
     )
