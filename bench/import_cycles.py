@@ -129,13 +129,26 @@ def edges_into(g: dict[str, set[str]], source_prefix: str, target_prefix: str) -
 # floor or below, never above. ``probing`` is split by sub-package (or top-level module);
 # ``ui``, ``pages`` and ``app`` sit on top of the whole library.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("probing.errors", "probing.config", "probing.budget", "probing.user_paths", "probing.redact"),
+    (
+        "probing.errors",
+        "probing.config",
+        "probing.budget",
+        "probing.user_paths",
+        "probing.redact",
+        "probing.params",
+    ),
     ("probing.io", "probing.cache", "probing.feature_cache", "probing.shipped", "probing.heap"),
     ("probing.encoding", "probing.encoders"),
     ("probing.models", "probing.datasets"),
     ("probing.features",),
     ("probing.probes",),
-    ("probing.analyses", "probing.interventions", "probing.training"),
+    (
+        "probing.analyses",
+        "probing.interventions",
+        "probing.training",
+        "probing.attribution",
+        "probing.minimal_pairs",
+    ),
     ("probing.figures",),
     ("probing.sweep",),
     ("probing.cli", "probing.__main__", "probing"),
@@ -149,10 +162,12 @@ def floor_of(module: str) -> int:
     best, floor = -1, -1
     for i, names in enumerate(FLOORS):
         for n in names:
-            if (module == n or module.startswith(n + ".")) and len(n) > best:
+            # "probing" itself is its package's __init__, not a catch-all for new sub-packages
+            under = module.startswith(n + ".") and n != "probing"
+            if (module == n or under) and len(n) > best:
                 best, floor = len(n), i
     if floor < 0:
-        raise KeyError(f"{module} is on no floor of FLOORS")
+        raise KeyError(f"{module} is on no floor: add its package to FLOORS")
     return floor
 
 

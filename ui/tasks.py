@@ -111,13 +111,13 @@ def cka_compare(
     n_boot: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> Any:
-    """The Layer Similarity page's on-request CKA (:func:`probing.analyses.cka.compare_models`)."""
-    from probing.analyses.cka import compare_models
+    """The Layer Similarity page's on-request CKA (the registry's ``cka``)."""
+    from probing.analyses.params import CkaParams
+    from probing.analyses.registry import get
 
-    return compare_models(
-        _encoder(model_a),
-        None if model_b is None else _encoder(model_b),
-        n_words=n_words,
-        n_boot=n_boot,
-        progress=progress,
+    encoders = [_encoder(model_a)] + ([] if model_b is None else [_encoder(model_b)])
+    return get("cka").run(
+        encoders,
+        CkaParams(n_words=n_words, n_boot=n_boot),
+        None if progress is None else (lambda stage, done, total: progress(done, total)),
     )

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from probing.analyses.params import CkaParams
 from probing.encoders.base import Encoder
 from probing.errors import ResultFileError
 
@@ -203,6 +204,23 @@ def compare_models(
         n_sentences=len(sentences),
         n_boot=n_boot,
         meta={"dataset": dataset, "split": split, "seed": seed, "pooling": "first"},
+    )
+
+
+def run(
+    encoders: Sequence[Encoder], params: CkaParams, progress: Callable[[str, int, int], None]
+) -> CKAResult:
+    """The registry's entry (:mod:`probing.analyses.registry`): model A against model B, or
+    against itself when one model is given."""
+    return compare_models(
+        encoders[0],
+        encoders[1] if len(encoders) > 1 else None,
+        params.dataset,
+        params.split,
+        params.n_words,
+        params.n_boot,
+        params.seed,
+        lambda done, total: progress("layer pairs", done, total),
     )
 
 

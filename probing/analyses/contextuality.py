@@ -42,13 +42,14 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from probing.analyses.contextual import layer_names_of
+from probing.analyses.params import ContextualityParams
 from probing.encoders.base import Encoder, ProgressFn
 from probing.encoding import STATIC, Pooling
 from probing.errors import InvalidArgumentError
@@ -358,19 +359,26 @@ def _nanmean(values: Sequence[float]) -> float:
     return float(arr.mean()) if arr.size else math.nan
 
 
-def corpus_contextuality(
-    encoder: Encoder,
-    dataset: str = "ud-ewt",
-    split: str = "train",
-    n_sentences: int = 500,
-    seed: int = 0,
-    min_count: int = 5,
-    pooling: Pooling = "first",
-    progress: ProgressFn | None = None,
+def run(
+    encoders: Sequence[Encoder],
+    params: ContextualityParams,
+    progress: Callable[[str, int, int], None],
 ) -> pd.DataFrame:
-    """Sample a corpus, encode it and compute :func:`contextuality_table` (one call)."""
-    sentences = sample_corpus(dataset, split, n_sentences, seed)
-    corpus = encode_corpus(encoder, sentences, pooling=pooling, progress=progress)
-    table = contextuality_table(corpus, min_count=min_count, seed=seed)
-    table.insert(1, "dataset", f"{dataset}/{split}")
-    return table
+    """The registry's entry (:mod:`probing.analyses.registry`): one sample of the corpus,
+    each model's table on it (``model`` column), stacked in the order given."""
+    sentences = sample_corpus(params.dataset, params.split, params.n_sentences, params.seed)
+    tables = []
+    for encoder in encoders:
+        name = encoder.info.name
+        corpus = encode_corpus(
+            encoder,
+            sentences,
+            pooling=params.pooling,
+            progress=lambda done, total, name=name: progress(f"{name}: encoding", done, total),
+        )
+        table = contextuality_table(
+            corpus, min_count=params.min_count, seed=params.seed, centred=not params.uncentred_mev
+        )
+        table.insert(1, "dataset", f"{params.dataset}/{params.split}")
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)

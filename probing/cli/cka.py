@@ -14,19 +14,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from probing import params
+from probing.analyses.params import CkaParams
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-a", default="minilm-l6", help="registry name, hub id or folder")
     p.add_argument("--model-b", default=None, help="second model (default: model A itself)")
-    p.add_argument("--dataset", default="ud-ewt", help="data set to sample sentences from")
-    p.add_argument("--split", default="dev", help="split of the data set (default: dev)")
-    p.add_argument(
-        "--n-words", type=int, default=2000, help="at least this many words (whole sentences)"
-    )
-    p.add_argument("--n-boot", type=int, default=300, help="bootstrap draws (sentences)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    params.add_arguments(p, CkaParams)  # the settings, with their ranges (the registry's)
     p.add_argument(
         "--out", required=True, type=output_folder, help="output folder (created if missing)"
     )
@@ -47,7 +43,7 @@ def output_files(args: argparse.Namespace) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from probing.analyses.cka import compare_models
+    from probing.analyses.registry import get
     from probing.cli.probe import writable_folder
     from probing.figures.cka import cka_figure
     from probing.figures.export import figure_bytes
@@ -57,25 +53,17 @@ def run(args: argparse.Namespace) -> int:
     files = output_files(args)
     refuse_shipped(files, args.overwrite)
     writable_folder(args.out)
-    encoder_a = load_encoder(args.model_a)
-    encoder_b = load_encoder(args.model_b) if args.model_b else None
+    encoders = [load_encoder(args.model_a)]
+    if args.model_b:
+        encoders.append(load_encoder(args.model_b))
 
-    def progress(done: int, total: int) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
         if not args.quiet:
-            print(
-                f"\r{done}/{total} layer pairs", end="" if done < total else "\n", file=sys.stderr
-            )
+            end = "" if done < total else "\n"
+            print(f"\r{done}/{total} {stage}", end=end, file=sys.stderr)
 
-    result = compare_models(
-        encoder_a,
-        encoder_b,
-        args.dataset,
-        args.split,
-        args.n_words,
-        args.n_boot,
-        args.seed,
-        progress,
-    )
+    settings = params.from_args(CkaParams, args)
+    result = get("cka").run(encoders, settings, progress)
     csv, html, meta = files
     atomic_write_text(csv, pd.DataFrame(result.to_rows()).to_csv(index=False, float_format="%.5f"))
     page = figure_bytes(cka_figure(result), "html")
@@ -91,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
             "n_sentences": result.n_sentences,
             "n_boot": result.n_boot,
             **result.meta,
+            "argv": ["cka", "--model-a", args.model_a]
+            + (["--model-b", args.model_b] if args.model_b else [])
+            + params.argv_of(settings),
             "estimator": "linear CKA, unbiased HSIC (Song et al. 2012; Kornblith et al. 2019 debiased)",
             "interval": "95 % percentile, sentences resampled; copies of one word not paired",
             "cka": result.value.round(6).tolist(),

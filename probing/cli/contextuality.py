@@ -11,13 +11,14 @@ compare two models in one figure.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
-from probing.datasets.registry import corpus_names
-from probing.encoding import POOLINGS
+from probing import params
+from probing.analyses.params import ContextualityParams
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
@@ -27,19 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         help="model name or folder (repeat to compare; default minilm-l6)",
     )
-    p.add_argument("--dataset", default="ud-ewt", choices=corpus_names())
-    p.add_argument("--split", default="train", choices=["train", "dev", "test"])
-    p.add_argument("--n-sentences", type=int, default=500, help="sentences sampled (seeded)")
-    p.add_argument(
-        "--min-count", type=int, default=5, help="occurrences a word type needs (default 5)"
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--uncentred-mev",
-        action="store_true",
-        help="MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)",
-    )
-    p.add_argument("--pooling", default="first", choices=POOLINGS)
+    params.add_arguments(p, ContextualityParams)  # the settings, with their ranges
     p.add_argument(
         "--out",
         type=output_folder,
@@ -50,53 +39,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
 
-    from probing.analyses.contextuality import contextuality_table, encode_corpus, sample_corpus
+    from probing.analyses.registry import get
     from probing.figures.contextual import contextuality_figure
     from probing.models.registry import load_encoder
 
     models = args.model or ["minilm-l6"]
-    if args.n_sentences < 2:
-        print("error: --n-sentences must be at least 2", file=sys.stderr)
-        return 2
+    settings = params.from_args(ContextualityParams, args)
     out = Path(args.out)
     refuse_shipped(
         [out / f"contextuality.{ext}" for ext in ("csv", "json", "html")],
         getattr(args, "overwrite", False),
     )
     out.mkdir(parents=True, exist_ok=True)
-    sentences = sample_corpus(args.dataset, args.split, args.n_sentences, args.seed)
-    tables = []
-    for name in models:
-        encoder = load_encoder(name)
-        start = time.perf_counter()
-        corpus = encode_corpus(encoder, sentences, pooling=args.pooling, progress=_progress(name))
-        table = contextuality_table(
-            corpus, min_count=args.min_count, seed=args.seed, centred=not args.uncentred_mev
-        )
-        table.insert(1, "dataset", f"{args.dataset}/{args.split}")
-        tables.append(table)
+    encoders = [load_encoder(name) for name in models]
+    start = time.perf_counter()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        print(f"\r{stage} {done}/{total} sentences", end="", file=sys.stderr, flush=True)
+
+    result = get("contextuality").run(encoders, settings, progress)
+    tables = [result[result["model"] == e.info.name] for e in encoders]
+    for name, table in zip(models, tables, strict=True):
         print(
-            f"\n{name}: {len(sentences)} sentences, {table['n_types'].iloc[0]} word types "
-            f"with ≥ {args.min_count} occurrences, {time.perf_counter() - start:.1f} s",
+            f"\n{name}: {settings.n_sentences} sentences, {table['n_types'].iloc[0]} word "
+            f"types with ≥ {settings.min_count} occurrences",
             file=sys.stderr,
         )
-    result = pd.concat(tables, ignore_index=True)
+    print(f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
     result.to_csv(out / "contextuality.csv", index=False)
-    settings = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
-    settings["model"] = models
+    record = {"model": models, **dataclasses.asdict(settings), "out": str(out)}
+    record["argv"] = ["contextuality"] + [a for m in models for a in ("--model", m)]
+    record["argv"] += params.argv_of(settings)
     (out / "contextuality.json").write_text(
         json.dumps(
-            {"settings": settings, "rows": result.to_dict(orient="records")},
+            {"settings": record, "rows": result.to_dict(orient="records")},
             indent=2,
-            # numpy numbers as numbers; the --out folder (a Path since issue 48) as text
-            default=lambda v: str(v) if isinstance(v, Path) else float(v),
+            default=float,  # numpy numbers as numbers
         )
     )
     fig = contextuality_figure(tables)
     fig.update_layout(
-        title=f"Contextuality per layer ({args.dataset}/{args.split}, {len(sentences)} sentences)"
+        title=f"Contextuality per layer ({settings.dataset}/{settings.split}, "
+        f"{settings.n_sentences} sentences)"
     )
     fig.write_html(out / "contextuality.html", include_plotlyjs=True)
     cols = [
@@ -118,10 +103,3 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"wrote {out / 'contextuality.csv'}, .json and .html")
     return 0
-
-
-def _progress(name: str):  # noqa: ANN202
-    def report(done: int, total: int) -> None:
-        print(f"\r{name}: encoding {done}/{total} sentences", end="", file=sys.stderr, flush=True)
-
-    return report

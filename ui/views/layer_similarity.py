@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from probing import config
 from probing.analyses.cka import load_result, shipped_results
+from probing.analyses.params import CkaParams
 from probing.figures.cka import cka_figure
 from ui import tasks
 from ui.common import (
@@ -18,14 +18,10 @@ from ui.common import (
     get_encoder,
     model_picker,
     page_header,
-    whole_number_input,
 )
 from ui.jobs import heavy_job, offload
+from ui.settings_inputs import setting_number
 from ui.state import one_of, persist
-
-# Words in an on-request run: the Gram matrices are n × n per layer (2,000 words: 32 MB each).
-MAX_WORDS = 3000
-MAX_WORDS_DEMO = 800
 
 
 @st.cache_resource(show_spinner=False)
@@ -80,17 +76,18 @@ def on_request_view() -> None:
     if not models:
         st.info("Pick one or two models in the sidebar to compare their layers.")
         return
-    cap = MAX_WORDS_DEMO if config.demo_mode() else MAX_WORDS
     pair = " × ".join(models if len(models) > 1 else [models[0], models[0]])
     st.markdown(
         f"**Your models:** {pair} (the sidebar's choice; one model is compared with itself)."
     )
-    n_words = whole_number_input(
+    n_words = setting_number(
+        CkaParams,
+        "n_words",
         "Words (whole UD-EWT dev sentences)",
-        100,
-        cap,
+        key="cka_words",
+        param="words",
+        default=1000,
         step=100,
-        key=persist("cka_words", min(1000, cap), "words", int, lambda n: 100 <= n <= cap),
     )
     key = (models[0], models[-1] if len(models) > 1 else None, n_words)
     results = computed()

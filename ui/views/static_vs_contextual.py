@@ -24,7 +24,8 @@ from probing.analyses.contextual import (
     split_lines,
     ud_vocabulary,
 )
-from probing.analyses.contextuality import corpus_contextuality
+from probing.analyses.params import ContextualityParams
+from probing.analyses.registry import get as get_analysis
 from probing.analyses.sense_geometry import (
     POS_NAMES,
     SUGGESTED_LEMMAS,
@@ -68,6 +69,7 @@ from ui.common import (
     whole_number_input,
 )
 from ui.jobs import heavy_job, offload
+from ui.settings_inputs import setting_number
 from ui.state import as_bool, link, one_of, persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
@@ -723,18 +725,14 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         corpus_names(),
         key=persist("sc_ctx_data", corpus_names()[0], "corpus", valid=one_of(corpus_names())),
     )
-    n = whole_number_input(
+    n = setting_number(
+        ContextualityParams,
+        "n_sentences",
         "Sentences (seeded sample of train)",
-        20,
-        config.limits().max_contextuality_sentences,
+        key="sc_ctx_n",
+        param="n",
+        default=200,
         step=50,
-        key=persist(
-            "sc_ctx_n",
-            200,
-            "n",
-            int,
-            lambda n: 20 <= n <= config.limits().max_contextuality_sentences,
-        ),
         where=b,
     )
     results = corpus_results()
@@ -742,12 +740,10 @@ def contextuality_section(models: list[str], encoders: dict) -> None:
         for m in models:
             bar = st.progress(0.0, text=f"{m}: encoding…")
             with friendly_errors("Computing contextuality"), heavy_job("Contextuality"):
-                results[(m, dataset, n)] = corpus_contextuality(
-                    encoders[m],
-                    dataset,
-                    "train",
-                    n,
-                    progress=lambda done, total, m=m, bar=bar: bar.progress(
+                results[(m, dataset, n)] = get_analysis("contextuality").run(
+                    [encoders[m]],
+                    ContextualityParams(dataset=dataset, n_sentences=n),
+                    lambda stage, done, total, m=m, bar=bar: bar.progress(
                         done / total, text=f"{m}: {done}/{total} sentences"
                     ),
                 )

@@ -1,0 +1,61 @@
+"""The settings of each registered analysis (:mod:`probing.analyses.registry`), declared once.
+
+Each class is a frozen dataclass whose fields carry their range, choices and help
+(:func:`probing.params.param`): the CLI builds its options from it, a page its widgets'
+ranges, a sweep or report its recorded command line. Which models an analysis runs on is not
+a setting: the CLI's ``--model`` options, the sidebar or the report's model say that.
+
+Standard library only (the CLI reads this before any heavy import).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from probing.params import SEED, count, param
+
+# Mirrors probing.datasets.registry's names without importing it (a CLI's --help stays light);
+# tests/unit/test_analysis_registry.py holds the two together.
+CORPORA = ("ud-ewt", "semcor", "brown")
+SPLITS = ("train", "dev", "test")
+POOLINGS = ("first", "last", "mean")
+
+
+@dataclass(frozen=True)
+class CkaParams:
+    """Linear CKA between every pair of layers (:func:`probing.analyses.cka.run`)."""
+
+    dataset: str = param("ud-ewt", "data set to sample sentences from", choices=CORPORA)
+    split: str = param("dev", "split of the data set", choices=SPLITS)
+    # A page's run: the Gram matrices are n × n per layer (2,000 words: 32 MB each).
+    n_words: int = param(
+        2000,
+        "at least this many words (whole sentences)",
+        bound=count(4, 20_000),
+        page_max=3000,
+        demo_max=800,
+    )
+    n_boot: int = param(300, "bootstrap draws (sentences)", bound=count(1, 10_000))
+    seed: int = param(0, "bootstrap seed", bound=SEED)
+
+
+@dataclass(frozen=True)
+class ContextualityParams:
+    """Ethayarajh's (2019) measures per layer over a corpus sample
+    (:func:`probing.analyses.contextuality.run`)."""
+
+    dataset: str = param("ud-ewt", "data set to sample sentences from", choices=CORPORA)
+    split: str = param("train", "split of the data set", choices=SPLITS)
+    n_sentences: int = param(
+        500,
+        "sentences sampled (seeded)",
+        bound=count(2, 100_000),
+        page_max="max_contextuality_sentences",
+        demo_max="max_contextuality_sentences",
+    )
+    min_count: int = param(5, "occurrences a word type needs", bound=count(1, 100_000))
+    seed: int = param(0, "sampling and baseline seed", bound=SEED)
+    uncentred_mev: bool = param(
+        False, "MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)"
+    )
+    pooling: str = param("first", "a word's vector from its pieces", choices=POOLINGS)

@@ -1,0 +1,136 @@
+"""The analysis registry: one entry per analysis, read by the CLI, the pages, sweeps and reports.
+
+An :class:`Analysis` names its settings class (:mod:`probing.analyses.params`: fields with
+ranges and help), the capabilities it needs of a model (:class:`~probing.encoding.ModelInfo`
+fields, set by the encoders), and its run function, ``run(encoders, params, progress) ->
+result``, by dotted path so that reading the registry imports nothing heavy. Adding an
+analysis is its own module (the run function, its settings class) and one entry in
+:data:`ANALYSES`.
+
+    from probing.analyses.registry import get
+    cka = get("cka")
+    result = cka.run([encoder], cka.params(n_words=500))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from probing import params as param_tools
+from probing.analyses.params import CkaParams, ContextualityParams
+from probing.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.encoding import ModelInfo
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+# What a capability field means, for the message when a model lacks it.
+CAPABILITIES = {
+    "has_attention": "attention heads",
+    "has_head_hooks": "per-head hook points",
+    "has_value_norms": "value vectors for norm-weighted attention",
+    "has_layer_hooks": "layers that can be replaced mid-pass",
+    "lm_kind": "a language-model head",
+}
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis.
+
+    Attributes:
+        name: its CLI command and its key in pages, sweeps and reports.
+        summary: one line (the CLI's help).
+        params: its settings class.
+        runner: ``"module:function"``; the function takes ``(encoders, params, progress)``.
+        n_models: how many encoders it takes (lo, hi).
+        needs: :class:`ModelInfo` fields that must be true of every model it runs on.
+    """
+
+    name: str
+    summary: str
+    params: type
+    runner: str
+    n_models: tuple[int, int] = (1, 1)
+    needs: tuple[str, ...] = ()
+
+    def is_compatible(self, info: ModelInfo) -> str | None:
+        """None if the analysis can run on the model ``info`` describes, else why not."""
+        for need in self.needs:
+            if not getattr(info, need):
+                reason = info.no_hooks_reason if need.startswith("has_head") else ""
+                return reason or (
+                    f"{self.name} needs {CAPABILITIES.get(need, need)}; "
+                    f"{info.name} ({info.family}) has none."
+                )
+        return None
+
+    def run(
+        self,
+        encoders: Sequence[Encoder],
+        params: Any | None = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Check the settings and the models, then run.
+
+        Raises:
+            InvalidArgumentError: settings out of range, the wrong number of models, or a
+                model that lacks what the analysis needs (the reason named).
+        """
+        params = self.params() if params is None else params
+        if not isinstance(params, self.params):
+            raise InvalidArgumentError(
+                f"{self.name} takes {self.params.__name__}, not {type(params).__name__}."
+            )
+        param_tools.check(params)
+        lo, hi = self.n_models
+        if not lo <= len(encoders) <= hi:
+            count = str(lo) if lo == hi else f"{lo} to {hi}"
+            raise InvalidArgumentError(f"{self.name} takes {count} models, not {len(encoders)}.")
+        for encoder in encoders:
+            reason = self.is_compatible(encoder.info)
+            if reason:
+                raise InvalidArgumentError(reason)
+        module, _, function = self.runner.partition(":")
+        run = getattr(importlib.import_module(module), function)
+        return run(list(encoders), params, progress or (lambda stage, done, total: None))
+
+
+ANALYSES: dict[str, Analysis] = {
+    a.name: a
+    for a in (
+        Analysis(
+            "cka",
+            "linear CKA between every pair of layers of two models (or one) with intervals",
+            CkaParams,
+            "probing.analyses.cka:run",
+            n_models=(1, 2),
+        ),
+        Analysis(
+            "contextuality",
+            "Ethayarajh (2019) self-similarity, intra-sentence similarity and MEV per layer",
+            ContextualityParams,
+            "probing.analyses.contextuality:run",
+            n_models=(1, 8),
+        ),
+    )
+}
+
+
+def get(name: str) -> Analysis:
+    """The registered analysis ``name``.
+
+    Raises:
+        InvalidArgumentError: naming the registered ones.
+    """
+    try:
+        return ANALYSES[name]
+    except KeyError:
+        raise InvalidArgumentError(
+            f"No analysis {name!r}; registered: {', '.join(ANALYSES)}."
+        ) from None
