@@ -151,6 +151,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ),
     ("probing.figures",),
     ("probing.sweep",),
+    ("probing.report",),
     ("probing.cli", "probing.__main__", "probing"),
     ("ui",),
     ("pages", "app"),

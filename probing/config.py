@@ -100,7 +100,7 @@ class Limits:
     max_contextuality_sentences: int = 2_000  # corpus sentences for a contextuality run
     max_attention_corpus_sentences: int = 2_000  # corpus sentences for head statistics
     # Words in one uploaded sentence, per kind of task (None = no cap; the memory estimate
-    # of probing.datasets.upload_budget still applies): tree-distance targets are n x n.
+    # of probing.probes.upload_budget still applies): tree-distance targets are n x n.
     max_upload_sentence_words: int | None = None
     max_tree_sentence_words: int | None = None
     # Models: the largest one that may be built (float32 bytes its config implies, checked

@@ -36,6 +36,30 @@ class ModelInfo:
     no_mlm_head_reason: str = ""
     max_pieces: int | None = None  # longest input in pieces, incl. special tokens; None = no limit
     layer_names: tuple[str, ...] = ()
+    # Capabilities: set only by the encoder that made this info (probing/encoders/), read by
+    # analyses and pages instead of asking the model's family, class or attributes.
+    # What the architecture is pretrained as: "masked" (BERT family) or "bidirectional-lm"
+    # (ELMo: a forward and a backward next-word LM).
+    objective: str = ""
+    # The LM output layer this model has loaded: "masked" (an MLM head: fill-mask),
+    # "bidirectional-lm" (ELMo's forward/backward softmax), "" (none: an encoder only).
+    lm_kind: str = ""
+    has_cls_token: bool = False  # a sentence-level first token ([CLS], <s>)
+    # Hidden states can be replaced mid-pass with the later layers recomputed (erasure,
+    # patching by layer): BERT-family via hooks, ELMo by re-running its LSTM layers.
+    has_layer_hooks: bool = False
+    n_heads: int = 0  # attention heads per layer (0: no attention)
+    has_head_hooks: bool = False  # per-head outputs can be replaced (per-head patching, ablation)
+    has_value_norms: bool = False  # ‖f_h(x_j)‖ for norm-weighted attention (Kobayashi et al.)
+    # Why has_head_hooks / has_value_norms are False: names the architecture and what it lacks.
+    no_hooks_reason: str = ""
+    # How the tokenizer marks words in its pieces (fill-mask labels keep it): "wordpiece"
+    # ("##ing" continues a word), "bpe" ("Ġcat" starts one), "sentencepiece" ("▁cat" starts
+    # one), "" (words, or an unknown scheme: pieces shown as they are).
+    piece_convention: str = ""
+    # Each layer vector is this many direction blocks side by side: 2 for ELMo
+    # ([forward; backward]), 1 otherwise.
+    direction_blocks: int = 1
 
 
 @dataclass

@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from probing.analyses.params import AttentionStatsParams
 from probing.encoders.base import Encoder, PairEncoder, normalize_sentences
 from probing.encoding import Encoding
 from probing.errors import InputTooLongError, NoAttentionError
@@ -667,3 +668,34 @@ def sample_documents(
         want += 1
     chosen = [s for i in picks for s in docs[names[i]]]
     return [s.words for s in chosen], [s.doc_id for s in chosen]
+
+
+def run_statistics(
+    encoders: Sequence[Encoder],
+    params: AttentionStatsParams,
+    progress: Callable[[str, int, int], None],
+) -> HeadStatistics:
+    """The registry's ``attention-stats``: whole documents (or single sentences with
+    ``per_sentence``) sampled from the split, then :func:`document_statistics` (or
+    :func:`corpus_statistics`).
+
+    Raises:
+        InvalidArgumentError: the split has no sentences.
+    """
+    from probing.errors import InvalidArgumentError
+
+    encoder = encoders[0]
+    if params.per_sentence:
+        sentences = sample_sentences(params.dataset, params.split, params.n_sentences)
+        docs = None
+    else:
+        sentences, docs = sample_documents(params.dataset, params.split, params.n_sentences)
+    if not sentences:
+        raise InvalidArgumentError(f"No sentences in {params.dataset} {params.split}.")
+
+    def report(done: int, total: int) -> None:
+        progress("sentences", done, total)
+
+    if docs is None:
+        return corpus_statistics(encoder, sentences, params.batch_size, report)
+    return document_statistics(encoder, sentences, docs, params.batch_size, report)

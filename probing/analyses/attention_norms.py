@@ -22,9 +22,11 @@ from probing.analyses.attention import (
     AttentionMap,
     attention_from_encoding,
     encode_attention,
+    sample_documents,
     sentence_sums,
 )
-from probing.encoders.base import AttentionNorms, Encoder
+from probing.analyses.params import AttentionNormsParams
+from probing.encoders.base import Encoder
 from probing.errors import InputTooLongError, NoAttentionError
 
 ProgressFn = Callable[[int, int], None]
@@ -58,10 +60,14 @@ def value_norms_of(encoder: Encoder, amap: AttentionMap) -> np.ndarray:
     Raises:
         NoAttentionError: the encoder has no norm capability (ELMo, other architectures).
     """
-    if not (isinstance(encoder, AttentionNorms) and encoder.info.has_attention):
+    info = encoder.info
+    if not info.has_value_norms:
+        why = info.no_hooks_reason or (
+            f"{info.name} has no attention" if not info.has_attention else ""
+        )
         raise NoAttentionError(
-            f"{encoder.info.name} cannot give value-vector norms (it has no attention, or its "
-            "architecture is not supported): norm-weighted attention is not available."
+            f"{info.name} cannot give value-vector norms, so norm-weighted attention is not "
+            "available" + (f": {why.rstrip('.')}." if why else ".")
         )
     if amap.is_pair:
         n_a = max(i for i, s in zip(amap.word_ids, amap.segments, strict=True) if s == 0) + 1
@@ -166,4 +172,29 @@ def compare_shares(
         n_documents=len(docs),
         skipped=skipped,
         n_boot=n_boot,
+    )
+
+
+def run(
+    encoders: Sequence[Encoder],
+    params: AttentionNormsParams,
+    progress: Callable[[str, int, int], None],
+) -> ShareComparison:
+    """The registry's ``attention-norms``: whole documents sampled from the split, then
+    :func:`compare_shares`.
+
+    Raises:
+        InvalidArgumentError: the split has no sentences.
+    """
+    from probing.errors import InvalidArgumentError
+
+    sentences, docs = sample_documents(params.dataset, params.split, params.n_sentences)
+    if not sentences:
+        raise InvalidArgumentError(f"No sentences in {params.dataset} {params.split}.")
+    return compare_shares(
+        encoders[0],
+        sentences,
+        docs,
+        n_boot=params.n_boot,
+        progress=lambda done, total: progress("sentences", done, total),
     )

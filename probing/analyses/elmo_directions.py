@@ -30,7 +30,7 @@ DIRECTIONS: tuple[str, ...] = ("forward", "backward", "both")
 
 
 def _check_elmo(info) -> None:  # noqa: ANN001 - ModelInfo
-    if info.family != "elmo":
+    if info.direction_blocks != 2:
         raise ValueError(
             f"{info.name} is not an ELMo model: only ELMo's layers are [forward; backward]."
         )
@@ -82,7 +82,7 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
     info = encoder.info
     names = info.layer_names or tuple(str(i) for i in range(ea.n_layer_arrays))
     rows = []
-    views = DIRECTIONS if info.family == "elmo" else ("fused",)
+    views = DIRECTIONS if info.direction_blocks == 2 else ("fused",)
     sees = {
         "forward": "left context",
         "backward": "right context",

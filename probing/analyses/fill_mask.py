@@ -56,8 +56,23 @@ _WORD_OR_MASK_RE = re.compile(
 )
 
 
+# What the marks in each tokenizer's pieces mean (ModelInfo.piece_convention): every model's
+# guesses are shown in its own tokenizer's convention, never translated into another's.
+PIECE_NOTES = {
+    "wordpiece": "“##” marks a piece that continues a word (WordPiece)",
+    "bpe": "“Ġ” marks a piece that starts a word (byte-level BPE's leading space)",
+    "sentencepiece": "“▁” marks a piece that starts a word (SentencePiece)",
+}
+
+
+def piece_note(convention: str) -> str:
+    """How to read a model's pieces, for a figure or caption ("" for an unknown scheme)."""
+    return PIECE_NOTES.get(convention, "")
+
+
 class Candidate(NamedTuple):
-    """One guess at a mask: a vocabulary piece (``##ing`` = continues a word) and its probability."""
+    """One guess at a mask: a vocabulary piece, in its tokenizer's own convention (see
+    :data:`PIECE_NOTES`), and its probability."""
 
     token: str
     probability: float
@@ -75,6 +90,7 @@ class MaskPrediction:
         candidates: top-k (token, probability), most probable first. Probabilities are over
             the whole vocabulary, so they sum to at most 1.
         token_ids: vocabulary ids of ``candidates`` (k,).
+        piece_convention: the model's ``info.piece_convention`` (how to read the pieces).
     """
 
     mask_index: int
@@ -82,6 +98,7 @@ class MaskPrediction:
     word_index: int | None
     candidates: list[Candidate]
     token_ids: list[int]
+    piece_convention: str = ""
 
     @property
     def tokens(self) -> list[str]:
@@ -137,6 +154,7 @@ class MaskLayers:
         final_token: the model's final top-1 token (last layer's first candidate).
         final_rank: int (n_layers + 1,), rank of ``final_token`` at each layer (1 = top).
         final_probability: float32 (n_layers + 1,), its probability at each layer.
+        piece_convention: the model's ``info.piece_convention`` (how to read the pieces).
     """
 
     mask_index: int
@@ -147,6 +165,7 @@ class MaskLayers:
     final_token: str
     final_rank: np.ndarray
     final_probability: np.ndarray
+    piece_convention: str = ""
 
 
 @dataclass(frozen=True)
@@ -338,6 +357,7 @@ def predictions(
                     Candidate(t, float(p)) for t, p in zip(labels, top_p[m].tolist(), strict=True)
                 ],
                 token_ids=ids,
+                piece_convention=encoder.info.piece_convention,
             )
         )
     return out
@@ -386,6 +406,7 @@ def fill_mask_by_layer(
                 final_token=tokens[-1][0],
                 final_rank=final_rank[:, m].cpu().numpy().astype(np.int64),
                 final_probability=final_p[:, m].cpu().numpy().astype(np.float32),
+                piece_convention=encoder.info.piece_convention,
             )
         )
     n_rows = logits.shape[0]

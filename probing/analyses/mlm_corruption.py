@@ -66,7 +66,7 @@ def random_word_id(encoder: MaskedLM, seed: int = 0, avoid: int | None = None) -
     """A seeded random whole-word piece of the model's vocabulary (see the module doc)."""
     vocab = encoder.vocabulary()
     # Byte-level BPE / SentencePiece mark a word's start; WordPiece marks a continuation.
-    marked = any(p.startswith(("Ġ", "▁")) for p in vocab)
+    marked = encoder.info.piece_convention in ("bpe", "sentencepiece")
     words = []
     for piece, i in vocab.items():
         if i == avoid:

@@ -78,8 +78,10 @@ def _source(name_or_path: str, allow_paths: bool) -> str:
 
         return str(minilm_dir())
     if name_or_path in ENTRIES:
-        if ENTRIES[name_or_path].family == "elmo":
-            raise NoNSPHeadError(f"{name_or_path} is an ELMo model: it has no NSP head.")
+        if ENTRIES[name_or_path].info.objective == "bidirectional-lm":
+            raise NoNSPHeadError(
+                f"{name_or_path} is a bidirectional LM (ELMo): it has no NSP head."
+            )
         return ENTRIES[name_or_path].source
     path = Path(name_or_path).expanduser()
     if path.is_dir():

@@ -59,3 +59,38 @@ class ContextualityParams:
         False, "MEV of the uncentred occurrence matrix (default: centred, as the reference PCA)"
     )
     pooling: str = param("first", "a word's vector from its pieces", choices=POOLINGS)
+
+
+@dataclass(frozen=True)
+class AttentionStatsParams:
+    """Clark et al.'s (2019) head statistics over a corpus sample
+    (:func:`probing.analyses.attention.run_statistics`)."""
+
+    dataset: str = param("ud-ewt", "data set to sample sentences from", choices=CORPORA)
+    split: str = param("dev", "split of the data set", choices=SPLITS)
+    n_sentences: int = param(
+        200,
+        "sentences, spread evenly over the split (whole documents unless --per-sentence)",
+        bound=count(1, 100_000),
+        page_max="max_attention_corpus_sentences",
+        demo_max="max_attention_corpus_sentences",
+    )
+    batch_size: int = param(8, "sentences per forward pass", bound=count(1, 1024))
+    per_sentence: bool = param(
+        False,
+        "sample single sentences and average per sentence (default: whole documents, averaged "
+        "per document as Clark et al. average per example)",
+    )
+
+
+@dataclass(frozen=True)
+class AttentionNormsParams:
+    """Attention to [SEP], punctuation and [CLS] per layer, raw vs norm-weighted (Kobayashi et
+    al. 2020) (:func:`probing.analyses.attention_norms.run`)."""
+
+    dataset: str = param("ud-ewt", "data set to sample documents from", choices=CORPORA)
+    split: str = param("dev", "split of the data set", choices=SPLITS)
+    n_sentences: int = param(
+        2000, "at least this many sentences, whole documents", bound=count(1, 100_000)
+    )
+    n_boot: int = param(1000, "bootstrap draws (documents)", bound=count(1, 100_000))

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from probing import params as param_tools
-from probing.analyses.params import CkaParams, ContextualityParams
+from probing.analyses.params import (
+    AttentionNormsParams,
+    AttentionStatsParams,
+    CkaParams,
+    ContextualityParams,
+)
 from probing.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -117,6 +122,20 @@ ANALYSES: dict[str, Analysis] = {
             ContextualityParams,
             "probing.analyses.contextuality:run",
             n_models=(1, 8),
+        ),
+        Analysis(
+            "attention-stats",
+            "attention head statistics (Clark et al. 2019) over a corpus sample",
+            AttentionStatsParams,
+            "probing.analyses.attention:run_statistics",
+            needs=("has_attention",),
+        ),
+        Analysis(
+            "attention-norms",
+            "attention to [SEP]/punctuation/[CLS] per layer, raw vs norm-weighted",
+            AttentionNormsParams,
+            "probing.analyses.attention_norms:run",
+            needs=("has_value_norms",),
         ),
     )
 }

@@ -25,6 +25,8 @@ import json
 import sys
 from pathlib import Path
 
+from probing import params
+from probing.analyses.params import AttentionStatsParams
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
@@ -32,18 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", default="minilm-l6", help="registry name, hub id or folder (BERT family)"
     )
-    p.add_argument("--dataset", default="ud-ewt", help="data set to sample sentences from")
-    p.add_argument("--split", default="dev", help="split of the data set (default: dev)")
-    p.add_argument(
-        "--n-sentences", type=int, default=200, help="sentences, spread evenly over the split"
-    )
-    p.add_argument("--batch-size", type=int, default=8, help="sentences per forward pass")
-    p.add_argument(
-        "--per-sentence",
-        action="store_true",
-        help="sample single sentences and average per sentence (default: whole documents, "
-        "averaged per document as Clark et al. average per example)",
-    )
+    params.add_arguments(p, AttentionStatsParams)  # the settings, with their ranges
     p.add_argument(
         "--out", required=True, type=output_folder, help="output folder (created if missing)"
     )
@@ -66,55 +57,25 @@ def output_files(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.attention import (
-        STATISTICS,
-        corpus_statistics,
-        document_statistics,
-        sample_documents,
-        sample_sentences,
-    )
+    from probing.analyses.attention import STATISTICS
+    from probing.analyses.registry import get
+    from probing.cli.probe import writable_folder
     from probing.figures.attention import statistics_figure
     from probing.figures.export import figure_bytes
     from probing.models.registry import load_encoder
 
-    if args.n_sentences <= 0:
-        print("error: --n-sentences must be positive", file=sys.stderr)
-        return 2
-    if args.batch_size < 1:
-        from probing.errors import InvalidArgumentError
-
-        raise InvalidArgumentError(f"--batch-size must be at least 1, not {args.batch_size}.")
-    from probing.cli.probe import writable_folder
-
     refuse_shipped(output_files(args), args.overwrite)
     writable_folder(args.out)  # before the run, so that a long run is not lost at the end
     encoder = load_encoder(args.model)
-    if not encoder.info.has_attention:
-        print(
-            f"error: {encoder.name} has no attention (ELMo); pick a BERT-family model.",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        if args.per_sentence:
-            sentences, docs = sample_sentences(args.dataset, args.split, args.n_sentences), None
-        else:
-            sentences, docs = sample_documents(args.dataset, args.split, args.n_sentences)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not sentences:
-        print(f"error: no sentences in {args.dataset} {args.split}", file=sys.stderr)
-        return 2
+    settings = params.from_args(AttentionStatsParams, args)
 
-    def progress(done: int, total: int) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
         if not args.quiet:
-            print(f"\r{done}/{total} sentences", end="" if done < total else "\n", file=sys.stderr)
+            end = "" if done < total else "\n"
+            print(f"\r{done}/{total} {stage}", end=end, file=sys.stderr)
 
-    if docs is None:
-        stats = corpus_statistics(encoder, sentences, args.batch_size, progress)
-    else:
-        stats = document_statistics(encoder, sentences, docs, args.batch_size, progress)
+    stats = get("attention-stats").run([encoder], settings, progress)
+    docs = not settings.per_sentence
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     stats.to_frame().to_csv(out / "head_statistics.csv", index=False, float_format="%.6g")
@@ -135,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         "n_queries": stats.n_queries,
         "skipped": stats.skipped,
         "n_documents": stats.n_documents,
+        "argv": ["attention-stats", "--model", args.model, *params.argv_of(settings)],
         "averaging": stats.averaging,
         "punctuation": '"." and "," pieces (Clark et al.)',
         "layers": stats.shape[0],

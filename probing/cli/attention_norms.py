@@ -14,20 +14,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from probing import params
+from probing.analyses.params import AttentionNormsParams
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="minilm-l6", help="registry name, hub id or folder")
-    p.add_argument("--dataset", default="ud-ewt", help="data set to sample documents from")
-    p.add_argument("--split", default="dev", help="split of the data set (default: dev)")
-    p.add_argument(
-        "--n-sentences",
-        type=int,
-        default=2000,
-        help="at least this many sentences, whole documents",
-    )
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap draws (documents)")
+    params.add_arguments(p, AttentionNormsParams)  # the settings, with their ranges
     p.add_argument(
         "--out", required=True, type=output_folder, help="output folder (created if missing)"
     )
@@ -41,8 +35,7 @@ def output_files(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.attention import sample_documents
-    from probing.analyses.attention_norms import compare_shares
+    from probing.analyses.registry import get
     from probing.cli.probe import writable_folder
     from probing.figures.attention_norms import share_comparison_figure
     from probing.figures.export import figure_bytes
@@ -52,16 +45,14 @@ def run(args: argparse.Namespace) -> int:
     refuse_shipped(output_files(args), args.overwrite)
     writable_folder(args.out)
     encoder = load_encoder(args.model)
-    sentences, docs = sample_documents(args.dataset, args.split, args.n_sentences)
-    if not sentences:
-        print(f"error: no sentences in {args.dataset} {args.split}", file=sys.stderr)
-        return 2
+    settings = params.from_args(AttentionNormsParams, args)
 
-    def progress(done: int, total: int) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
         if not args.quiet and (done % 50 == 0 or done == total):
-            print(f"\r{done}/{total} sentences", end="" if done < total else "\n", file=sys.stderr)
+            end = "" if done < total else "\n"
+            print(f"\r{done}/{total} {stage}", end=end, file=sys.stderr)
 
-    result = compare_shares(encoder, sentences, docs, n_boot=args.n_boot, progress=progress)
+    result = get("attention-norms").run([encoder], settings, progress)
     out: Path = args.out
     atomic_write_text(
         out / "attention_norms.csv", result.table.to_csv(index=False, float_format="%.5f")
@@ -77,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         "n_documents": result.n_documents,
         "skipped": result.skipped,
         "n_boot": result.n_boot,
+        "argv": ["attention-norms", "--model", args.model, *params.argv_of(settings)],
         "averaging": "per document (all its query positions), then over documents; heads averaged per layer",
         "norm_weighting": "row shares of alpha_ij * ||f_h(x_j)|| (Kobayashi et al. 2020)",
         "punctuation": '"." and "," pieces (Clark et al.)',

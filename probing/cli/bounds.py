@@ -44,12 +44,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "sentence_pooling": Bound(choices=("cls", "mean", "attention", "max")),
     },
     "fill-mask": {"top_k": _count(1, 1000)},
-    "attention-stats": {
-        "n_sentences": _count(1, 100_000),
-        "batch_size": _count(1, 1024),
-        "parsers_sentences": _count(1, 100_000),
-    },
-    "attention-norms": {"n_sentences": _count(1, 100_000), "n_boot": _count(1, 100_000)},
+    "attention-stats": {"parsers_sentences": _count(1, 100_000)},
     "train-tuned-lens": {
         "n_sentences": _count(1, 1_000_000),
         "steps": _count(0, 1_000_000),

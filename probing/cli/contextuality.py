@@ -59,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\r{stage} {done}/{total} sentences", end="", file=sys.stderr, flush=True)
 
     result = get("contextuality").run(encoders, settings, progress)
-    tables = [result[result["model"] == e.info.name] for e in encoders]
-    for name, table in zip(models, tables, strict=True):
+    tables = [table for _, table in result.groupby("model", sort=False)]
+    for table in tables:
+        name = table["model"].iloc[0]
         print(
             f"\n{name}: {settings.n_sentences} sentences, {table['n_types'].iloc[0]} word "
             f"types with ≥ {settings.min_count} occurrences",

@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer
+    from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer, piece_note
     from probing.figures.fill_mask import mask_label
     from probing.models.registry import load_encoder
 
@@ -64,10 +64,19 @@ def run(args: argparse.Namespace) -> int:
                     for li, name in enumerate(layers.layer_names)
                 ]
             masks.append(item)
-        print(json.dumps({"model": encoder.info.name, "text": args.text, "masks": masks}, indent=2))
+        out = {
+            "model": encoder.info.name,
+            "text": args.text,
+            "piece_convention": encoder.info.piece_convention,
+            "masks": masks,
+        }
+        print(json.dumps(out, indent=2))
         return 0
 
     print(f"model: {encoder.info.name}")
+    note = piece_note(encoder.info.piece_convention)
+    if note:
+        print(f"pieces as its tokenizer writes them: {note}")
     for i, pred in enumerate(predictions):
         print(f"\n{mask_label(pred.mask_index, pred.word_index)}:")
         for rank, c in enumerate(pred.candidates, 1):

@@ -213,7 +213,9 @@ class MaskedLM(Protocol):
         ...
 
     def token_labels(self, ids: Sequence[int]) -> list[str]:
-        """Readable labels for vocabulary ids (``##`` marks a piece that continues a word)."""
+        """Readable labels for vocabulary ids in the tokenizer's own convention
+        (``info.piece_convention``: ``##ing`` continues a word in WordPiece; ``Ġcat`` and
+        ``▁cat`` start one in byte-level BPE and SentencePiece)."""
         ...
 
     def vocabulary(self) -> Mapping[str, int]:

@@ -24,6 +24,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from probing.encoders import batching, bert_mlm, call_hooks, surface
 from probing.encoders.base import Encoder, MaskedPieces, PairEncoding
+from probing.encoders.capabilities import declared
 from probing.encoders.value_norms import transformed_value_norms
 from probing.encoding import (
     Encoding,
@@ -93,20 +94,26 @@ class TransformersEncoder(Encoder):
                 self.mlm = model.to(self.device).eval()
             model = base
         self.model = model.to(self.device).eval()
-        # Hooks belong to the call (call_hooks): the dispatchers go on now, before threads
-        # share the model, so that no hook dict changes while another thread runs it.
-        surface.install_dispatchers(self.model)
+        # Hooks belong to the call (call_hooks): the dispatchers go on now (in
+        # surface.refusal below), before threads share the model, so that no hook dict
+        # changes while another thread runs it.
         self.tokenizer = tokenizer
         cfg = self.model.config
         n_layers = int(getattr(cfg, "num_hidden_layers", getattr(cfg, "n_layers", 0)))
         self.max_pieces = _max_pieces(cfg, tokenizer)
+        hooks_refused = surface.refusal(self.model)  # "" when the surface knows it
         self.info = replace(
-            info,
-            family="bert",
+            declared(replace(info, family="bert")),
             n_contextual_layers=n_layers,
             dim=int(getattr(cfg, "hidden_size", getattr(cfg, "dim", 0))),
-            has_attention=True,
+            n_heads=int(getattr(cfg, "num_attention_heads", 0) or getattr(cfg, "n_heads", 0)),
             has_mlm_head=self.mlm is not None,
+            lm_kind="masked" if self.mlm is not None else "",
+            has_layer_hooks=not hooks_refused,
+            has_head_hooks=not hooks_refused,
+            has_value_norms=not hooks_refused,
+            no_hooks_reason=hooks_refused,
+            piece_convention=bert_mlm.piece_convention(tokenizer),
             max_pieces=self.max_pieces,
             layer_names=("embeddings",) + tuple(f"layer {i}" for i in range(1, n_layers + 1)),
         )

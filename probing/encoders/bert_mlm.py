@@ -191,27 +191,51 @@ def logits_by_layer(
     return logits
 
 
-def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
-    """Readable labels for vocabulary ids, with WordPiece's convention for all families.
+def piece_convention(tokenizer: Any) -> str:
+    """How ``tokenizer`` marks word boundaries in its pieces: ``"wordpiece"`` (``##ing``
+    continues a word), ``"bpe"`` (byte-level BPE: ``Ġcat`` starts a word, the marker being
+    its leading space), ``"sentencepiece"`` (``▁cat`` starts a word), or ``""`` when the
+    backend is not one of these (its pieces are shown as they are)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return ""
+    if type(backend.model).__name__ == "WordPiece":
+        return "wordpiece"
+    spec = json.loads(backend.to_str())
+    splitting = json.dumps([spec.get("pre_tokenizer"), spec.get("decoder")])
+    if '"Metaspace"' in splitting:
+        return "sentencepiece"
+    if '"ByteLevel"' in splitting:
+        return "bpe"
+    return ""
 
-    WordPiece pieces stay as they are ("cat", "##ing"). Byte-level BPE and SentencePiece mark
-    a word *start* instead ("Ġcat", "▁cat"): those become "cat", and pieces without the
-    marker (which continue a word) get "##" so that every model's chart reads the same way.
-    Ids the tokenizer has no piece for (a model vocabulary padded past the tokenizer's) are
-    shown as "<id N>".
+
+def token_labels(tokenizer: Any, ids: Sequence[int]) -> list[str]:
+    """Readable labels for vocabulary ids, each in its tokenizer's own convention
+    (:func:`piece_convention`).
+
+    WordPiece pieces stay as they are ("cat", "##ing": ``##`` continues a word).
+    SentencePiece pieces too ("▁cat" starts a word, "ing" continues one). Byte-level BPE
+    pieces keep their word-start marker but have their bytes decoded ("Ġcafé", not
+    "ĠcafÃ©"; "ing" continues a word); a piece holding only part of a character's bytes
+    stays as the tokenizer writes it. ``##`` is never added to a BPE or SentencePiece
+    piece. Ids the tokenizer has no piece for (a model vocabulary padded past the
+    tokenizer's) are shown as "<id N>".
     """
     pieces = tokenizer.convert_ids_to_tokens(list(ids))
     special = set(tokenizer.all_special_tokens)
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    wordpiece = backend is not None and type(backend.model).__name__ == "WordPiece"
+    bpe = piece_convention(tokenizer) == "bpe"
     labels = []
     for i, piece in zip(ids, pieces, strict=True):
         if piece is None:  # embedding rows past the tokenizer's vocabulary (padded vocabularies)
             labels.append(f"<id {i}>")
-        elif wordpiece or piece in special:
+        elif not bpe or piece in special:
             labels.append(piece)
-        elif piece.startswith(("Ġ", "▁")):
-            labels.append(tokenizer.convert_tokens_to_string([piece]).strip() or piece)
         else:
-            labels.append("##" + tokenizer.convert_tokens_to_string([piece]))
+            marker = "Ġ" if piece.startswith("Ġ") else ""
+            text = tokenizer.convert_tokens_to_string([piece])
+            text = text[1:] if marker and text.startswith(" ") else text
+            # A piece holding part of a character's bytes decodes to U+FFFD: shown as it is.
+            readable = text.strip() and "\ufffd" not in text
+            labels.append(marker + text if readable else piece)
     return labels

@@ -26,7 +26,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import h5py
@@ -756,14 +756,16 @@ def load_elmo(
         provenance=provenance or f"ELMo weights from {options.parent}.",
         source=str(options.parent),
         how_to_get_real=how_to_get_real,
-        has_attention=False,
         has_mlm_head=False,
         max_pieces=None,
         layer_names=layer_names(cfg.n_layers),
     )
-    encoder = ElmoEncoder(model, info, stateful=stateful)
+    from probing.encoders.capabilities import declared
     from probing.encoders.elmo_softmax import load_softmax
 
     # The original files hold no softmax; ELMo-mini's folder adds softmax.safetensors.
-    encoder.softmax = load_softmax(options.parent, cfg.projection_dim)
+    softmax = load_softmax(options.parent, cfg.projection_dim)
+    info = replace(declared(info), lm_kind="bidirectional-lm" if softmax is not None else "")
+    encoder = ElmoEncoder(model, info, stateful=stateful)
+    encoder.softmax = softmax
     return encoder

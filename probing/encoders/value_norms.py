@@ -8,7 +8,7 @@ bias is shared by all heads and left out, as in their ``BertNormOutput``). Since
 attention weights give every norm-weighted map.
 
 The value projection's output is caught with a call-local forward hook on each layer's value
-projection (:mod:`probing.encoders.call_hooks`: one ordinary forward pass; the model is not
+projection (:meth:`ModelParts.value_hook`, :mod:`probing.encoders.call_hooks`: one ordinary forward pass; the model is not
 copied, and other threads running it meanwhile are not hooked). Where each family keeps its
 value and output projections is :mod:`probing.encoders.surface`'s business.
 """
@@ -21,7 +21,6 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from probing.encoders.call_hooks import forward_hook
 from probing.encoders.surface import model_parts
 
 
@@ -46,8 +45,8 @@ def transformed_value_norms(
         return hook
 
     with contextlib.ExitStack() as hooks:
-        for i, v in enumerate(parts.values):
-            hooks.enter_context(forward_hook(v, keep(i)))
+        for i in range(len(parts.values)):
+            hooks.enter_context(parts.value_hook(i, keep(i)))
         model(**inputs)
     out = []
     for value, dense in zip(values, parts.head_inputs, strict=True):

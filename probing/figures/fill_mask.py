@@ -11,7 +11,7 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from probing.analyses.fill_mask import MaskLayers, MaskPrediction
+from probing.analyses.fill_mask import MaskLayers, MaskPrediction, piece_note
 
 BAR_COLOR = "#4C78A8"
 FINAL_COLOR = "#E45756"
@@ -27,8 +27,9 @@ def mask_label(mask_index: int, word_index: int | None = None) -> str:
 def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
     """Horizontal bars of one mask's top-k tokens, most probable on top.
 
-    x: probability (0–1, shown as %); y: the k tokens. Height grows with k so that labels
-    never overlap.
+    x: probability (0–1, shown as %); y: the k tokens, in the model's own piece convention
+    (the y-axis title says how to read them). Height grows with k so that labels never
+    overlap.
     """
     tokens = prediction.tokens
     probs = prediction.probabilities
@@ -72,7 +73,9 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
         tickformat=".0%" if top >= 0.08 else ".1%",
         range=[0, x_max],
     )
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(
+        autorange="reversed", type="category", title_text=piece_note(prediction.piece_convention)
+    )
     return fig
 
 
@@ -113,7 +116,13 @@ def layer_heatmap(
         margin={"l": 10, "r": 10, "t": 40, "b": 30},
         font=_FONT,
     )
-    fig.update_xaxes(title_text="rank at that layer", tickmode="linear", tick0=1, dtick=1)
+    note = piece_note(mask.piece_convention)
+    fig.update_xaxes(
+        title_text="rank at that layer" + (f" · {note}" if note else ""),
+        tickmode="linear",
+        tick0=1,
+        dtick=1,
+    )
     fig.update_yaxes(type="category")
     return fig
 

@@ -99,7 +99,7 @@ def overlay_curves(results: Sequence[ProbeResults], metric: str | None = None) -
                 y=scores["value"],
                 mode="lines+markers",
                 line={"color": color, "width": 3},
-                name=f"{r.model}: {_probe_name(r)} ({_METRIC_NAMES.get(metric, metric)})",
+                name=f"{r.model}: {r.spec.probe_name} ({_METRIC_NAMES.get(metric, metric)})",
                 customdata=list(zip(hover_layer, scores["ci_low"], scores["ci_high"], strict=True)),
                 hovertemplate=f"{r.model} %{{customdata[0]}}: %{{y:.3f}} "
                 "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<extra></extra>",
@@ -185,10 +185,6 @@ def overlay_curves(results: Sequence[ProbeResults], metric: str | None = None) -
         margin={"t": 70, "b": 150},
     )
     return fig
-
-
-def _probe_name(r: ProbeResults) -> str:
-    return "1-NN to sense centroids" if r.task == "wsd" else "linear probe"
 
 
 def _reference_lines(results: Sequence[ProbeResults], metric: str) -> list[dict]:

@@ -5,8 +5,8 @@ encoder already holds, never a copy of it: later layers are recomputed by the mo
 The hooks belong to the call (:mod:`probing.encoders.call_hooks`): they act on the calling
 thread's forward passes only, so other sessions running the same shared model at the same
 moment see none of them.
-Only BERT-family masked LMs (:class:`~probing.encoders.bert.TransformersMaskedLM`) have the
-parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.recompute`
+Encoders whose info says ``lm_kind == "masked"`` and ``has_layer_hooks`` (BERT-family masked
+LMs with a :mod:`~probing.encoders.surface` adapter) have the parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.recompute`
 and its LM (when its folder ships a softmax) is scored by :mod:`probing.interventions.bilm`.
 
 Layer numbers are the Encoding's: 0 is the embedding output, ``l`` the output of block
@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 import torch
 
 from probing.encoders import surface
-from probing.encoders.call_hooks import forward_hook, forward_pre_hook
 from probing.encoders.surface import ModelParts
 from probing.errors import LayerOutOfRangeError, NoLMHeadError
 
@@ -58,11 +57,10 @@ def _heads_text() -> str:
 
 
 def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
-    """The encoder itself when it is a BERT-family masked LM, else NoLMHeadError."""
-    from probing.encoders.bert import TransformersMaskedLM
-
-    if not isinstance(encoder, TransformersMaskedLM):
-        if getattr(encoder, "softmax", None) is not None:
+    """The encoder itself when it has a masked-LM head (``info.lm_kind == "masked"``), else
+    NoLMHeadError."""
+    if encoder.info.lm_kind != "masked":
+        if encoder.info.lm_kind == "bidirectional-lm":
             why = f"{encoder.name} has a bi-LM softmax (next-word LMs), not a masked-LM head"
         else:
             why = f"{encoder.name} has none here"
@@ -73,17 +71,15 @@ def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN2
 def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
     """``encoder``'s bi-LM softmax (:class:`probing.encoders.elmo_softmax.ElmoSoftmax`) when it
     is an ELMo whose folder ships one, else NoLMHeadError."""
-    from probing.encoders.elmo import ElmoEncoder
-
-    softmax = getattr(encoder, "softmax", None) if isinstance(encoder, ElmoEncoder) else None
-    if softmax is None:
+    info = encoder.info
+    if info.lm_kind != "bidirectional-lm":
         why = (
             f"{encoder.name}'s folder has no softmax.safetensors (an encoder only)"
-            if isinstance(encoder, ElmoEncoder)
+            if info.objective == "bidirectional-lm"
             else f"{encoder.name} is not an ELMo"
         )
         raise NoLMHeadError(f"{what} needs ELMo's bi-LM softmax, and {why}. {_heads_text()}")
-    return softmax
+    return encoder.softmax
 
 
 def model_parts(encoder) -> ModelParts:  # noqa: ANN001 - TransformersMaskedLM
@@ -91,7 +87,8 @@ def model_parts(encoder) -> ModelParts:  # noqa: ANN001 - TransformersMaskedLM
 
     Raises:
         NoLMHeadError: not a masked LM.
-        UnsupportedArchitectureError: an architecture without per-layer modules (ALBERT).
+        UnsupportedArchitectureError: an architecture whose parts the surface does not know
+            (``info.no_hooks_reason`` says which and why).
     """
     require_mlm(encoder)
     return surface.model_parts(encoder.model)
@@ -116,7 +113,7 @@ def _replace_output(out, fn: HiddenFn):  # noqa: ANN001, ANN202 - tensor or tupl
 def replaced_hidden(parts: ModelParts, layer: int, fn: HiddenFn) -> Iterator[None]:
     """Within the block, hidden state ``layer`` is ``fn(h)`` wherever the model reads it."""
     check_layer(layer, parts.n_layers)
-    with forward_hook(parts.layers[layer], lambda _m, _a, out: _replace_output(out, fn)):
+    with parts.hidden_hook(layer, lambda _m, _a, out: _replace_output(out, fn)):
         yield
 
 
@@ -129,8 +126,8 @@ def recorded_hidden(parts: ModelParts) -> Iterator[list[torch.Tensor]]:
         store.append((out[0] if isinstance(out, tuple) else out).detach())
 
     with contextlib.ExitStack() as stack:
-        for m in parts.layers:
-            stack.enter_context(forward_hook(m, keep))
+        for layer in range(parts.n_layers + 1):
+            stack.enter_context(parts.hidden_hook(layer, keep))
         yield store
 
 
@@ -142,7 +139,7 @@ def head_outputs(parts: ModelParts, fn: HeadFn, blocks: list[int] | None = None)
     """Within the block, block ``b``'s head outputs (B, T, H, dh) become ``fn(b, heads)``
     before the attention's output projection (blocks numbered from 0)."""
     with contextlib.ExitStack() as stack:
-        for b, module in enumerate(parts.head_inputs):
+        for b in range(parts.n_layers):
             if blocks is not None and b not in blocks:
                 continue
 
@@ -151,7 +148,7 @@ def head_outputs(parts: ModelParts, fn: HeadFn, blocks: list[int] | None = None)
                 heads = x.reshape(*x.shape[:-1], parts.n_heads, parts.head_dim)
                 return (fn(b, heads).reshape(x.shape), *args[1:]), kwargs
 
-            stack.enter_context(forward_pre_hook(module, pre))
+            stack.enter_context(parts.head_input_pre_hook(b, pre))
         yield
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from probing.encoders.call_hooks import forward_pre_hook
 from probing.interventions.hooks import (
     HiddenFn,
     mlm_logits,
@@ -223,8 +222,8 @@ def score_clean(
             seen.append((tuple(args[1:]), dict(kwargs)))
 
         with contextlib.ExitStack() as hooks:
-            for b in blocks:
-                hooks.enter_context(forward_pre_hook(b, keep))
+            for layer in range(1, parts.n_layers + 1):
+                hooks.enter_context(parts.block_pre_hook(layer, keep))
             with recorded_hidden(parts) as store:
                 out = encoder.model(**{k: v.to(encoder.device) for k, v in batch.inputs.items()})
         last = out.last_hidden_state

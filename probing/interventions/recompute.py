@@ -28,13 +28,11 @@ def layers_after(
 ) -> list[np.ndarray]:
     """Per sentence float32 (n_layers + 1, n_words, dim): first-piece word vectors with
     ``fn`` applied to every word piece of layer ``layer`` (layers below are unchanged)."""
-    from probing.encoders.elmo import ElmoEncoder
-
     check_layer(layer, int(encoder.info.n_contextual_layers))
     out: list[np.ndarray] = []
     for start in range(0, len(sentences), batch_size):
         chunk = [list(s) for s in sentences[start : start + batch_size]]
-        if isinstance(encoder, ElmoEncoder):
+        if encoder.info.objective == "bidirectional-lm":  # ELMo: its LSTM layers re-run
             out.extend(_elmo_layers(encoder, chunk, layer, fn))
         else:
             out.extend(_bert_layers(encoder, chunk, layer, fn))

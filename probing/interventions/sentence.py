@@ -105,7 +105,7 @@ def sentence_eraser(encoder, task: str, layer: int, n_sentences: int = 150) -> S
         probes[at] = LinearProbe(C=0.1, device="cpu").fit(X, y)
         if at == layer:
             # ELMo: per [forward; backward] half, as the erasure runs (erasure.block_eraser)
-            eraser = fit_leace_blocks(X, y, 2 if encoder.info.family == "elmo" else 1)
+            eraser = fit_leace_blocks(X, y, encoder.info.direction_blocks)
     return SentenceEraser(task, layer, eraser, probes)
 
 

@@ -125,6 +125,12 @@ class ModelEntry:
         """A fresh encoder for this entry (uncached; use :func:`load_encoder`)."""
         return self.loader(self, device)
 
+    @property
+    def info(self) -> ModelInfo:
+        """What is known before loading: name, provenance and the family's capabilities
+        (shapes are 0 until the weights are read; the loaded encoder's info is exact)."""
+        return _info(self)
+
 
 _HUB_HOWTO = (
     "To use it, either (1) run once with internet access so that it is stored in the "
@@ -520,14 +526,20 @@ def _unknown_message(name: str) -> str:
 
 
 def _info(e: ModelEntry) -> ModelInfo:
-    return ModelInfo(
-        name=e.name,
-        family=e.family,
-        n_contextual_layers=0,
-        dim=0,
-        provenance=e.provenance,
-        source=e.source,
-        how_to_get_real=e.how_to_get_real,
+    from probing.encoders.capabilities import declared
+
+    return declared(
+        ModelInfo(
+            name=e.name,
+            family=e.family,
+            n_contextual_layers=0,
+            dim=0,
+            provenance=e.provenance,
+            source=e.source,
+            how_to_get_real=e.how_to_get_real,
+            has_mlm_head=e.has_mlm_head,
+            lm_kind="masked" if e.has_mlm_head else "",
+        )
     )
 
 

@@ -29,7 +29,6 @@ from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
 
 COUNTS_DIR = "sentence-scores"
-MWE_TASKS = ("supersense", "wsd")  # one instance per multi-word expression (its first word)
 
 
 @dataclass
@@ -87,7 +86,7 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
             f"{saved.kind} (WSD keeps only some lemmas' centroids: re-run it instead)"
         )
     feats = test.with_label(spec.field_for(results.dataset))
-    if spec.name in MWE_TASKS:  # as probe_features selects them
+    if spec.per_expression:  # as probe_features selects them
         feats = _first_word_of_mwes({"test": feats})["test"]
     if spec.kind == "edge":
         from probing.probes.edge import arc_features
@@ -115,7 +114,7 @@ def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> Store
 
     def prepared(f):  # noqa: ANN001, ANN202 - as probe_features prepares a split
         f = f.with_label(spec.field_for(results.dataset))
-        if spec.name in MWE_TASKS:
+        if spec.per_expression:
             f = _first_word_of_mwes({"x": f})["x"]
         if spec.kind == "edge":
             from probing.probes.edge import arc_features

@@ -40,7 +40,7 @@ from probing.probes.baselines import MajorityBaseline
 from probing.probes.linear import DEFAULT_CS, LinearProbe
 from probing.probes.metrics import bootstrap_ci
 from probing.probes.results import ProbeResults, typed_table
-from probing.probes.sentence_pooling import sentence_vector, strategies_for
+from probing.probes.sentence_pooling import missing_for_pooling, sentence_vector, strategies_for
 from probing.probes.tasks import get_task
 
 ProbeProgress = Callable[[str, int, int], None]
@@ -177,8 +177,8 @@ def probe_sentences(
         raise PoolingUnavailableError(
             f"{encoder.info.name} cannot pool by {', '.join(bad)}; it offers {', '.join(allowed)}"
             + (
-                " (ELMo has no [CLS] token and no attention)."
-                if encoder.info.family == "elmo"
+                f" ({missing_for_pooling(encoder.info)})."
+                if missing_for_pooling(encoder.info)
                 else "."
             )
         )

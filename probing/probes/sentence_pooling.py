@@ -39,9 +39,23 @@ ELMO_NO_CLS = (
 
 
 def strategies_for(info: ModelInfo) -> tuple[str, ...]:
-    """The strategies a model supports: ``cls, mean, attention, max`` for the BERT family,
-    ``mean, max`` for ELMo."""
-    return ("mean", "max") if info.family == "elmo" else STRATEGIES
+    """The strategies a model supports: ``cls`` needs a sentence token, ``attention`` its
+    attention weights (the BERT family has both; ELMo neither: ``mean, max``)."""
+    return tuple(
+        s
+        for s in STRATEGIES
+        if (s != "cls" or info.has_cls_token) and (s != "attention" or info.has_attention)
+    )
+
+
+def missing_for_pooling(info: ModelInfo) -> str:
+    """What ``info``'s model lacks for the strategies it does not offer ("" when none)."""
+    lacks = [
+        what
+        for what, has in (("[CLS] token", info.has_cls_token), ("attention", info.has_attention))
+        if not has
+    ]
+    return f"{info.name} has no {' and no '.join(lacks)}" if lacks else ""
 
 
 def _check(enc: Encoding, strategy: str) -> None:
@@ -50,7 +64,10 @@ def _check(enc: Encoding, strategy: str) -> None:
             f"Unknown sentence pooling {strategy!r}; choose one of {', '.join(STRATEGIES)}."
         )
     if strategy not in strategies_for(enc.model):
-        raise PoolingUnavailableError(f"{enc.model.name}: {ELMO_NO_CLS}")
+        raise PoolingUnavailableError(
+            f"{missing_for_pooling(enc.model)}: it offers "
+            f"{', '.join(strategies_for(enc.model))} pooling of its word vectors."
+        )
 
 
 def _piece_states(enc: Encoding, strategy: str) -> tuple[np.ndarray, np.ndarray]:
@@ -58,8 +75,10 @@ def _piece_states(enc: Encoding, strategy: str) -> tuple[np.ndarray, np.ndarray]
     if enc.piece_layers is not None:
         mask = np.array([w is not None for w in enc.word_ids], dtype=bool)
         return enc.piece_layers, mask
-    if enc.model.family == "elmo" or strategy in ("mean", "max"):
+    if strategy in ("mean", "max"):
         # Word-level states (ELMo; BERT over windowed long inputs): every row is a word.
+        # (cls and attention never get here without piece states: _check refuses them for
+        # models without a [CLS] token or attention.)
         return enc.layers, np.ones(enc.layers.shape[1], dtype=bool)
     raise PoolingUnavailableError(
         f"{strategy!r} pooling needs the piece-level states of {enc.model.name}, which this "
@@ -82,7 +101,7 @@ def attention_weights(enc: Encoding) -> np.ndarray:
     if enc.attentions is None:
         raise PoolingUnavailableError(
             f"{enc.model.name}: attention pooling needs attention weights; "
-            + (ELMO_NO_CLS if enc.model.family == "elmo" else "encode with attentions=True.")
+            + (ELMO_NO_CLS if not enc.model.has_attention else "encode with attentions=True.")
         )
     mask = np.array([w is not None for w in enc.word_ids], dtype=bool)
     from_cls = enc.attentions[:, :, 0, :].astype(np.float64).mean(axis=1)  # (L, n_pieces)

@@ -14,30 +14,45 @@ from dataclasses import dataclass, field
 
 from probing.errors import TaskLabelsMissingError, UnknownTaskError
 
-# kind -> "module:function" of its runner, imported when a run starts (runners load
-# scikit-learn and torch; the CLI's help must not).
-RUNNERS = {
-    "tagging": "probing.probes.runners.tagging:run",
-    "edge": "probing.probes.runners.tagging:run",
-    "wsd": "probing.probes.runners.wsd:run",
-    "structural": "probing.probes.runners.structural:run",
-    "sentence": "probing.probes.runners.sentence:run",
-}
-# kind -> the per-layer probe's name in figures and reports.
-PROBE_NAMES = {"wsd": "1-NN to sense centroids", "structural": "structural probe"}
-# kind -> the baseline rows (``probe`` column, no layer) its runs report.
-BASELINES = {
-    "tagging": ("majority", "word_type", "static"),
-    "edge": ("majority", "word_type", "static"),
-    "wsd": (
-        "first_sense",
-        "semcor_mfs",
-        "semcor_mfs_leaky_backoff",
-        "semcor_mfs_train_only",
-        "static_1nn",
+
+@dataclass(frozen=True)
+class Kind:
+    """What every task of one kind shares.
+
+    Attributes:
+        runner: ``"module:function"`` of its runner, imported when a run starts (runners load
+            scikit-learn and torch; the CLI's help must not).
+        probe_name: the per-layer probe's name in figures and reports.
+        baselines: the baseline rows (``probe`` column, no layer) its runs report.
+        splits: the data splits a run reads (WSD needs no dev split).
+    """
+
+    runner: str
+    probe_name: str
+    baselines: tuple[str, ...]
+    splits: tuple[str, ...] = ("train", "dev", "test")
+
+
+_TAGGING_BASELINES = ("majority", "word_type", "static")
+KINDS: dict[str, Kind] = {
+    "tagging": Kind("probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES),
+    "edge": Kind("probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES),
+    "wsd": Kind(
+        "probing.probes.runners.wsd:run",
+        "1-NN to sense centroids",
+        (
+            "first_sense",
+            "semcor_mfs",
+            "semcor_mfs_leaky_backoff",
+            "semcor_mfs_train_only",
+            "static_1nn",
+        ),
+        splits=("train", "test"),
     ),
-    "structural": ("static", "right-branching"),
-    "sentence": ("majority", "static"),
+    "structural": Kind(
+        "probing.probes.runners.structural:run", "structural probe", ("static", "right-branching")
+    ),
+    "sentence": Kind("probing.probes.runners.sentence:run", "linear probe", ("majority", "static")),
 }
 
 
@@ -65,6 +80,9 @@ class Task:
         lens: the Probe Lens applies this task's saved probes.
         variant: what sets the task apart within its kind (structural: ``distance`` or
             ``depth``; edge: ``product`` for Liu et al.'s [h; d; h∘d] input).
+        per_expression: one instance per multi-word expression (its first word), as the
+            data set labels the expression, not each of its words (SemCor's supersenses
+            and senses).
     """
 
     name: str
@@ -80,24 +98,26 @@ class Task:
     upload_field: str | None = None
     lens: bool = False
     variant: str = ""
+    per_expression: bool = False
 
     # Derived once from the fields above (plain attributes, not properties: a run reads them
     # at every layer and table row, and reading a record should not call into this module).
     # metric: the headline score (accuracy for tagging, F1 for WSD, else ``headline``);
-    # probe_name: the per-layer probe as figures name it; baselines: the baseline rows its
-    # runs report (``probe`` names, no layer); uploadable: an uploaded file can be probed;
-    # layering: drawn on the Layering page.
+    # probe_name, baselines, splits: its kind's (:data:`KINDS`); uploadable: an uploaded
+    # file can be probed; layering: drawn on the Layering page.
     metric: str = field(init=False, repr=False)
     probe_name: str = field(init=False, repr=False)
     baselines: tuple[str, ...] = field(init=False, repr=False)
+    splits: tuple[str, ...] = field(init=False, repr=False)
     uploadable: bool = field(init=False, repr=False)
     layering: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         derived = {
             "metric": self.headline or ("f1" if self.kind == "wsd" else "accuracy"),
-            "probe_name": PROBE_NAMES.get(self.kind, "linear probe"),
-            "baselines": BASELINES[self.kind],
+            "probe_name": KINDS[self.kind].probe_name,
+            "baselines": KINDS[self.kind].baselines,
+            "splits": KINDS[self.kind].splits,
             "uploadable": self.upload_field is not None,
             "layering": bool(self.colour),
         }
@@ -106,7 +126,7 @@ class Task:
 
     def runner(self) -> Callable:
         """The function that runs this task on extracted features (imported now)."""
-        module, _, function = RUNNERS[self.kind].partition(":")
+        module, _, function = KINDS[self.kind].runner.partition(":")
         return getattr(importlib.import_module(module), function)
 
     def field_for(self, dataset: str) -> str:
@@ -228,6 +248,7 @@ TASKS: dict[str, Task] = {
             note="The WordNet supersense (45 lexicographer files, e.g. noun.animal) of "
             "sense-tagged SemCor words: coarse semantics.",
             lens=True,
+            per_expression=True,
         ),
         Task(
             "wsd",
@@ -242,6 +263,7 @@ TASKS: dict[str, Task] = {
             "training sense centroids; scored by F1, with WordNet's first sense as the "
             "baseline (fine semantics).",
             lens=True,
+            per_expression=True,
         ),
         Task(
             "genre",

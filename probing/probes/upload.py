@@ -19,7 +19,6 @@ import numpy as np
 
 from probing.datasets.types import Sentence
 from probing.datasets.upload import TEST_EVERY, line_error, split_train_test
-from probing.datasets.upload_budget import check_upload_size
 from probing.encoders.base import Encoder
 from probing.errors import InvalidArgumentError, UnknownTaskError
 from probing.features import features_of_sentences
@@ -28,6 +27,7 @@ from probing.probes.results import ProbeResults
 from probing.probes.run import probe_features
 from probing.probes.settings import ProbeSettings
 from probing.probes.tasks import TASKS, task_names
+from probing.probes.upload_budget import check_upload_size
 
 # (stage, done, total) with the stage names probe_layers uses: "extract train",
 # "extract test", "fit".

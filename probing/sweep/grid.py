@@ -17,9 +17,6 @@ from dataclasses import asdict, dataclass
 from probing.probes.tasks import get_task
 from probing.sweep.spec import SweepSpec, training_dict
 
-SPLITS_TAGGING = ("train", "dev", "test")
-SPLITS_WSD = ("train", "test")
-
 
 @dataclass(frozen=True)
 class ExtractJob:
@@ -72,8 +69,8 @@ def safe(name: str) -> str:
 
 def splits_needed(spec: SweepSpec, dataset: str) -> tuple[str, ...]:
     """The splits the tasks on ``dataset`` read (WSD needs no dev split)."""
-    kinds = {get_task(t.task).kind for t in spec.tasks if t.dataset == dataset}
-    return SPLITS_TAGGING if "tagging" in kinds else SPLITS_WSD
+    wanted = {s for t in spec.tasks if t.dataset == dataset for s in get_task(t.task).splits}
+    return tuple(s for s in ("train", "dev", "test") if s in wanted)
 
 
 def extraction_jobs(spec: SweepSpec) -> list[ExtractJob]:
@@ -117,7 +114,7 @@ def cells_for(
     for t in spec.tasks:
         if t.dataset != dataset:
             continue
-        splits = SPLITS_WSD if get_task(t.task).kind == "wsd" else SPLITS_TAGGING
+        splits = get_task(t.task).splits
         feats = tuple((s, *features[s]) for s in splits)
         for seed in spec.seeds:
             for layer in layer_ids:

@@ -135,8 +135,8 @@ def test_long_sentence_is_refused_from_the_memory_estimate_without_a_length_cap(
     """Local mode has no length cap; the estimate against the job budget still refuses
     (13,000 words: the n x n targets alone are ~2 GB)."""
     from probing.datasets.upload import read_conllu_upload
-    from probing.datasets.upload_budget import estimate_bytes
     from probing.probes.upload import probe_upload
+    from probing.probes.upload_budget import estimate_bytes
 
     monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
     monkeypatch.setenv("CONTEXTLENS_JOB_MEMORY_MB", "1536")
@@ -153,7 +153,7 @@ def test_long_sentence_is_refused_from_the_memory_estimate_without_a_length_cap(
 def test_shipped_treebank_sentences_fit_the_demo_caps(data_dir, monkeypatch):
     """The caps refuse only hostile files: every UD-EWT sentence fits them."""
     from probing.datasets import read_sentences
-    from probing.datasets.upload_budget import sentence_cap
+    from probing.probes.upload_budget import sentence_cap
 
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
     longest = max(

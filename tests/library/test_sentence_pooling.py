@@ -15,7 +15,15 @@ from probing.probes.sentence_pooling import (
     strategies_for,
 )
 
-BERT = ModelInfo(name="hand", family="bert", n_contextual_layers=1, dim=2, provenance="hand-built")
+BERT = ModelInfo(
+    name="hand",
+    family="bert",
+    n_contextual_layers=1,
+    dim=2,
+    provenance="hand-built",
+    has_cls_token=True,
+    has_attention=True,
+)
 ELMO = ModelInfo(
     name="hand-elmo", family="elmo", n_contextual_layers=1, dim=2, provenance="hand-built"
 )

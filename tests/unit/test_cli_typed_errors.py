@@ -15,7 +15,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     ),
     "unknown data set (attention-norms)": (
         ["attention-norms", "--dataset", "../../etc/passwd", "--n-sentences", "2"],
-        "Unknown data set '../../etc/passwd'",
+        "argument --dataset: invalid choice: '../../etc/passwd'",
     ),
     "unknown data set (train-tuned-lens)": (
         ["train-tuned-lens", "--model", "minilm-l6-mlm", "--train-dataset", "../../etc/passwd"],

@@ -155,7 +155,10 @@ def test_contextuality_cli_says_why_static_mev_is_missing(tmp_path, monkeypatch,
     table = tiny_contextuality_table()
     corpus = contextuality.CorpusVectors
     monkeypatch.setattr(contextuality, "sample_corpus", lambda *a, **k: [["w"]] * 6)
-    monkeypatch.setattr(registry, "load_encoder", lambda name: object())
+    from types import SimpleNamespace
+
+    info = registry.ENTRIES["minilm-l6"].info  # what the registry's run checks
+    monkeypatch.setattr(registry, "load_encoder", lambda name: SimpleNamespace(info=info))
     monkeypatch.setattr(contextuality, "contextuality_table", lambda *a, **k: table.copy())
     monkeypatch.setattr(contextuality, "encode_corpus", lambda *a, **k: corpus)
     parser = argparse.ArgumentParser()

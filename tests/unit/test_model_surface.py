@@ -14,7 +14,7 @@ from probing.encoders.value_norms import transformed_value_norms
 from probing.errors import UnsupportedArchitectureError
 from probing.interventions.hooks import head_outputs, recorded_hidden, replaced_hidden
 
-FAMILIES = ["bert", "roberta", "distilbert", "electra", "deberta-v2", "mpnet"]
+FAMILIES = ["bert", "roberta", "distilbert", "electra", "deberta-v2", "mpnet", "albert"]
 SIZES = {"num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 48}
 
 
@@ -98,7 +98,7 @@ def test_value_norms_equal_a_hand_computation(model):
     parts = model_parts(model)
     got = transformed_value_norms(model, INPUTS, parts.n_heads)
     kept: list[torch.Tensor] = []
-    with call_hooks.forward_hook(parts.values[1], lambda _m, _a, out: kept.append(out)):
+    with parts.value_hook(1, lambda _m, _a, out: kept.append(out)):
         model(**INPUTS)
     v = kept[0][0].reshape(-1, 2, 16)  # (n, H, d)
     w = parts.head_inputs[1].weight.reshape(-1, 2, 16)  # (D, H, d)
@@ -107,9 +107,32 @@ def test_value_norms_equal_a_hand_computation(model):
     torch.testing.assert_close(torch.from_numpy(got[1]), want, rtol=1e-5, atol=1e-6)
 
 
-def test_albert_is_refused_with_its_reason():
-    with pytest.raises(UnsupportedArchitectureError, match="ALBERT.*shared block"):
-        model_parts(tiny("albert"))
+def test_albert_layers_are_applications_of_its_shared_block():
+    """One module serves both layers; a hook on layer ``l`` acts on the ``l``-th application
+    only, in every pass."""
+    model = tiny("albert")
+    parts = model_parts(model)
+    assert parts.shared and parts.layers[1] is parts.layers[2]
+    with torch.inference_mode():
+        clean = model(**INPUTS, output_hidden_states=True).hidden_states
+        for _ in range(2):  # the count restarts with each pass
+            with replaced_hidden(parts, 1, lambda h: h.flip(1)):
+                first = model(**INPUTS, output_hidden_states=True).hidden_states
+            assert torch.equal(first[1], clean[1].flip(1))
+            assert not torch.allclose(first[2], clean[2])
+        with replaced_hidden(parts, 2, lambda h: 2 * h):
+            second = model(**INPUTS, output_hidden_states=True).hidden_states
+    assert torch.equal(second[1], clean[1]) and torch.equal(second[2], 2 * clean[2])
+
+
+def test_albert_with_inner_groups_is_refused_with_its_reason():
+    import transformers as tf
+
+    cfg = tf.AlbertConfig(
+        embedding_size=16, hidden_size=32, inner_group_num=2, vocab_size=40, **SIZES
+    )
+    with pytest.raises(UnsupportedArchitectureError, match="ALBERT.*inner"):
+        model_parts(tf.AlbertModel(cfg).eval())
 
 
 @torch.inference_mode()

@@ -100,7 +100,7 @@ def render(models: list[str]) -> None:
     if encoder is None:
         return
     st.caption(pooling_note(strategies_for(encoder.info)))
-    if encoder.info.family == "elmo":
+    if not encoder.info.has_cls_token:
         st.info(ELMO_NO_CLS)
     with friendly_errors("Sentence pooling"):
         sims = pooled_similarities(encoder, sentences)

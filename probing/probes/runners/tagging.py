@@ -61,7 +61,7 @@ def run(
 
         product = task.variant == "product"  # Liu et al. 2019's [h; d; h ∘ d]
         feats = {split: arc_features(f, product) for split, f in feats.items()}
-    if task.name == "supersense":
+    if task.per_expression:  # one instance per multi-word expression
         feats = first_word_of_mwes(feats)
     runner = TaggingRun(
         task, dataset, model, feats, settings.seed, settings.n_boot, fit_progress(progress)
