@@ -152,6 +152,7 @@ WRITERS = {  # command -> arguments that make it write into --out
     "agreement": [],
     "ablate-heads": [],
     "train-tuned-lens": [],
+    "attribute": ["--study", "3"],
     "sweep": [str(REPO / "docs" / "examples" / "sweep.toml")],
 }
 

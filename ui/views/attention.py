@@ -18,12 +18,12 @@ from probing.analyses.attention import (
     AttentionMap,
     attention_frame,
     attention_view,
-    corpus_statistics,
     encode_attention,
     head_statistics,
-    sample_sentences,
     supports_pairs,
 )
+from probing.analyses.params import AttentionStatsParams
+from probing.analyses.registry import get as get_analysis
 from probing.figures.attention import (
     attention_heatmap_figure,
     head_view_figure,
@@ -39,9 +39,9 @@ from ui.common import (
     model_picker,
     page_header,
     provenance_card,
-    whole_number_input,
 )
 from ui.jobs import heavy_job
+from ui.settings_inputs import setting_number
 from ui.state import all_of, as_bool, as_ints, as_strs, from_link, one_of, persist
 from ui.views import attention_parsers
 from ui.views.attention_weighting import (
@@ -287,7 +287,7 @@ def render() -> None:
     models = attention_models()
     text, text_b = attention_inputs(models[0][1])
     level, show_special, view_name = view_options()
-    raw_only = view_name in ("Heads as parsers", "Rollout & flow")
+    raw_only = view_name in ("Heads as parsers", "Rollout & flow", "Context mixing")
     weighting = "raw" if raw_only else weighting_choice()
     cols = st.columns(len(models)) if len(models) > 1 else [st.container()]
     for i, (col, (name, encoder)) in enumerate(zip(cols, models, strict=True)):
@@ -330,6 +330,10 @@ def model_section(
             head_importance_panel(name, k)
         elif view_name == "Rollout & flow":
             rollout_flow_view(view, k)
+        elif view_name == "Context mixing":  # issue 44: Value Zeroing and ALTI
+            from ui.views.attention_mixing import context_mixing_view
+
+            context_mixing_view(name, encoder, amap, text, (level, show_special), k)
         elif view_name == "Heads as parsers":
             if k:  # its widgets are keyed once per page
                 st.caption("Heads as parsers: shown for the first model; pick this one first.")
@@ -398,7 +402,14 @@ def view_options() -> tuple[str, bool, str]:
         key=persist("attn_special", True, "special", as_bool),
         help="Hiding special tokens drops their rows and columns and renormalises each row to sum to 1.",
     )
-    views = ["Head view", "Model view", "Head statistics", "Rollout & flow", "Heads as parsers"]
+    views = [
+        "Head view",
+        "Model view",
+        "Head statistics",
+        "Rollout & flow",
+        "Context mixing",
+        "Heads as parsers",
+    ]
     view_name = c3.radio(
         "View",
         views,
@@ -444,27 +455,24 @@ def statistics_view(amap: AttentionMap, encoder, name: str, k: str = "") -> None
 
 def corpus_stats(encoder, name: str, k: str = ""):
     """Head statistics over a UD-EWT sample, computed when asked (None until then)."""
-    n = whole_number_input(
+    n = setting_number(
+        AttentionStatsParams,
+        "n_sentences",
         "Sentences",
-        10,
-        config.limits().max_attention_corpus_sentences,
+        key=f"attn_n{k}",
+        param=_linked("n", k),
+        default=100,
         step=50,
-        key=persist(
-            f"attn_n{k}",
-            100,
-            _linked("n", k),
-            int,
-            lambda n: 10 <= n <= config.limits().max_attention_corpus_sentences,
-        ),
     )
     results = corpus_results()
     if st.button(f"Compute over {n} sentences", key=f"attn_run{k}", type="primary"):
         bar = st.progress(0.0, text="Encoding sentences…")
         with friendly_errors("Head statistics"), heavy_job("Head statistics"):
-            results[(name, n)] = corpus_statistics(
-                encoder,
-                sample_sentences(*CORPUS, n=n),
-                progress=lambda done, total: bar.progress(
+            dataset, split = CORPUS
+            results[(name, n)] = get_analysis("attention-stats").run(
+                [encoder],
+                AttentionStatsParams(dataset, split, n, per_sentence=True),
+                lambda stage, done, total: bar.progress(
                     done / total, text=f"{done}/{total} sentences"
                 ),
             )

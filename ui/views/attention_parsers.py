@@ -22,6 +22,7 @@ from probing.analyses.attention_parsers import (
 from probing.figures.head_arcs import head_arcs_figure
 from ui.common import whole_number_input
 from ui.jobs import heavy_job
+from ui.state import persist
 
 RESULTS_DIR = config.results_dir() / "attention"
 MIN_COUNT = 100
@@ -134,7 +135,7 @@ def render(encoder, name: str, amap=None) -> None:  # noqa: ANN001 - a BERT-fami
             f"{table['relation'][i]} ({table['direction'][i]}): "
             f"layer {table['layer'][i]} head {table['head'][i]}"
         ),
-        key="attn_parse_pick",
+        key=persist("attn_parse_pick", 0, "parser_head", int, options.__contains__),
     )
     layer, head = int(table["layer"][pick]), int(table["head"][pick])
     if amap is not None:

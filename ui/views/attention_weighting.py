@@ -84,7 +84,9 @@ def rollout_flow_view(view: AttentionMap, k: str = "") -> None:
     layer = a.selectbox(
         "Layer",
         layers,
-        key=persist(f"attn_rf_layer{k}", rolled.n_attention_layers, None, int, layers.__contains__),
+        key=persist(
+            f"attn_rf_layer{k}", rolled.n_attention_layers, f"rf_layer{k}", int, layers.__contains__
+        ),
     )
     tokens = list(range(view.n_tokens))
     default = next((i for i, w in enumerate(view.word_ids) if w is not None), 0)
@@ -92,7 +94,7 @@ def rollout_flow_view(view: AttentionMap, k: str = "") -> None:
         "Token",
         tokens,
         format_func=lambda i: f"#{i} {view.tokens[i]}",
-        key=persist(f"attn_rf_token{k}", default, None, int, tokens.__contains__),
+        key=persist(f"attn_rf_token{k}", default, f"rf_token{k}", int, tokens.__contains__),
     )
     rows = {"rollout": rolled.weights[layer - 1, 0, query]}
     flow_note = ""

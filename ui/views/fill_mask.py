@@ -12,6 +12,7 @@ from probing.analyses.fill_mask import (
     check_text,
     fill_mask,
     fill_mask_by_layer,
+    piece_note,
     prepare,
 )
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
@@ -28,6 +29,7 @@ from ui.common import (
 )
 from ui.state import as_bool, persist
 from ui.views import mlm_corruption
+from ui.views.fill_mask_attribution import attribution_section
 from ui.views.fill_mask_lens import lens_section
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
@@ -53,7 +55,7 @@ def no_head_message(names: list[str]) -> str:
     parts = []
     for name in names:
         e = entry(name)
-        if e is not None and e.family == "elmo":
+        if e is not None and e.info.objective == "bidirectional-lm":
             parts.append(
                 f"**{name}** has no masked-language-model head: ELMo is a pair of language "
                 "models that predict the next and the previous word, not a masked one."
@@ -63,7 +65,7 @@ def no_head_message(names: list[str]) -> str:
                 f"**{name}** has no masked-language-model head; **{FILL_MASK_MODEL}** is the "
                 "same embedded encoder with a head trained by ContextLens."
             )
-        elif e is not None and not e.embedded and e.family == "bert":  # mpnet-base
+        elif e is not None and not e.embedded and e.info.objective == "masked":  # mpnet-base
             parts.append(
                 f"**{name}** has no masked-language-model head: its checkpoint holds the "
                 "encoder's weights only (its config names a masked-LM class, but a head "
@@ -106,14 +108,18 @@ def render() -> None:
     text, top_k, by_layer = mask_inputs()
     follow = follow_input() if by_layer else ""
     columns = st.columns(len(models)) if len(models) > 1 else [st.container()]
+    notes: list[str] = []
     for column, name in zip(columns, models, strict=True):
         with column:
             st.subheader(name)
-            show_model(name, text, top_k, by_layer, side_by_side=len(models) > 1, follow=follow)
+            note = show_model(
+                name, text, top_k, by_layer, side_by_side=len(models) > 1, follow=follow
+            )
+            notes += [f"{name}: {note}."] if note else []
     st.caption(
         "Probabilities are over the whole vocabulary, so each mask's top-k sums to at most 100 %. "
         "All masks stay masked in one pass: each guess is made without knowing the others. "
-        "“##ing” marks a piece that continues a word."
+        "Each model's pieces are shown as its own tokenizer writes them. " + " ".join(notes)
     )
     mlm_corruption.render(models)  # the 80/10/10 recipe (ui.views.mlm_corruption)
 
@@ -186,17 +192,18 @@ def mask_inputs() -> tuple[str, int, bool]:
 
 def show_model(
     name: str, text: str, top_k: int, by_layer: bool, side_by_side: bool, follow: str = ""
-) -> None:
-    """One model's predictions: pieces, top-k bars per mask, the layer-by-layer view."""
+) -> str:
+    """One model's predictions: pieces, top-k bars per mask, the layer-by-layer view.
+    Returns how to read its pieces ("" when it shows none)."""
     encoder = get_encoder(name)
     if encoder is None:  # get_encoder has shown why
-        return
+        return ""
     if not encoder.info.has_mlm_head:
         st.info(no_head_message([name]))
         if encoder.info.no_mlm_head_reason:  # a config that names a head its weights lack
             st.caption(md_text(encoder.info.no_mlm_head_reason))
         provenance_card(encoder)
-        return
+        return ""
     with friendly_errors("Fill-mask"):
         masked = prepare(encoder, text)
         pieces = " ".join(
@@ -214,9 +221,11 @@ def show_model(
         if by_layer:
             layer_by_layer(encoder, name, text, side_by_side)
             lens_section(encoder, name, text)
+        attribution_section(encoder, name, text)  # issue 44: which words it used
         if by_layer and follow:
             followed_token(encoder, name, text, follow)
     provenance_card(encoder)
+    return piece_note(encoder.info.piece_convention)
 
 
 def layer_by_layer(encoder, name: str, text: str, side_by_side: bool) -> None:
