@@ -59,8 +59,24 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "test_sentences": _count(1, 100_000),
         "heldout_sentences": _count(1, 100_000),
         "n_boot": _count(1, 100_000),
+        "fit_sentences": _count(0, 10_000_000),  # 0: the whole training split
+        "max_fit_words": _count(1, 100_000_000),
+        "heldout_train_sentences": _count(0, 10_000_000),  # 0: the whole dev split
     },
     "agreement": {"patch_every": _count(1, 100_000), "n_boot": _count(1, 100_000)},
+    "neurons": {
+        "layer": _count(0, 100),
+        "ks": _count(1, 100_000),
+        "train_sentences": _count(1, 100_000),
+        "test_sentences": _count(1, 100_000),
+        "heldout_sentences": _count(1, 100_000),
+        "n_random": _count(1, 1_000),
+    },
+    "minimal-pairs": {
+        "max_pairs": _count(1, 1_000_000),
+        "ppl_sentences": _count(0, 100_000),
+        "n_boot": _count(1, 100_000),
+    },
     "ablate-heads": {
         "heldout_sentences": _count(1, 100_000),
         "agreement_cases": _count(1, 1_000_000),

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-_COLOURS = {"before": "#1f77b4", "erased": "#d62728", "random": "#7f7f7f", "majority": "#bcbd22"}
+_COLOURS = {
+    "before": "#1f77b4",
+    "erased": "#d62728",
+    "random": "#7f7f7f",
+    "majority": "#bcbd22",
+    "heldout": "#ff7f0e",
+}
 
 
 def _error_y(rows: Sequence[dict], key: str) -> dict:
@@ -45,7 +51,10 @@ def _lm_name(result: dict) -> str:
 
 def erasure_figure(result: dict) -> go.Figure:
     """Probe accuracy (left) and masked-LM loss (right, when measured) by erased layer,
-    each with its 95 % CI; ``result`` is an ErasureResult's JSON."""
+    each with its 95 % CI; ``result`` is an ErasureResult's JSON. Accuracy after erasure
+    under both protocols where the run has them: the in-sample probe (retrained on the
+    eraser's own training words) and the held-out probe (trained on erased words the eraser
+    never saw)."""
     rows = sorted(result["rows"], key=lambda r: r["layer"])
     x = [r["layer"] for r in rows]
     has_lm = bool(rows) and "lm_loss_clean" in rows[0]
@@ -60,22 +69,47 @@ def erasure_figure(result: dict) -> go.Figure:
         ),
     )
     method = spec["method"].upper()
+    held = bool(rows) and "acc_heldout" in rows[0]
+    # Runs before issue 40 have the in-sample protocol only: its names say so all the same.
     _band(fig, x, rows, "acc_before", "before erasure", _COLOURS["before"])
-    _band(fig, x, rows, "acc_erased", f"{method}-erased", _COLOURS["erased"])
-    _band(fig, x, rows, "acc_random", "random subspace, same rank", _COLOURS["random"], dash="dot")
+    _band(fig, x, rows, "acc_erased", f"{method}, in-sample probe", _COLOURS["erased"])
+    _band(
+        fig,
+        x,
+        rows,
+        "acc_random",
+        "random subspace, in-sample probe",
+        _COLOURS["random"],
+        dash="dot",
+    )
+    if held:
+        _band(fig, x, rows, "acc_heldout", f"{method}, held-out probe", _COLOURS["heldout"])
+        _band(
+            fig,
+            x,
+            rows,
+            "acc_random_heldout",
+            "random subspace, held-out probe",
+            _COLOURS["random"],
+            dash="dashdot",
+        )
     _band(fig, x, rows, "majority", "majority baseline", _COLOURS["majority"], dash="dash")
     if has_lm:
+        # The LM effect is the run's eraser's: the held-out probe's where the run has one
+        # (its legend entry then stands for both), else the in-sample one.
+        tag = "held-out probe" if held else "in-sample probe"
+        colour = _COLOURS["heldout" if held else "erased"]
         _band(fig, x, rows, "lm_loss_clean", "before erasure", _COLOURS["before"], col=2)
-        _band(fig, x, rows, "lm_loss_erased", f"{method}-erased", _COLOURS["erased"], col=2)
+        _band(fig, x, rows, "lm_loss_erased", f"{method}, {tag}", colour, col=2)
         _band(
             fig,
             x,
             rows,
             "lm_loss_random",
-            "random subspace, same rank",
+            f"random subspace, {tag}",
             _COLOURS["random"],
             col=2,
-            dash="dot",
+            dash="dashdot" if held else "dot",
         )
     fig.update_xaxes(title_text="erased layer", dtick=1)
     fig.update_layout(
@@ -83,6 +117,35 @@ def erasure_figure(result: dict) -> go.Figure:
         height=420,
         legend={"orientation": "h", "y": -0.2},
         margin={"t": 70},
+    )
+    return fig
+
+
+def fit_curve_figure(result: dict) -> go.Figure:
+    """Held-out probe accuracy − majority (95 % paired CI) against the eraser's fit-set size
+    (words, log axis), one line per erased layer."""
+    curve = result.get("curve") or []
+    fig = go.Figure()
+    for layer in sorted({c["layer"] for c in curve}):
+        pts = sorted((c for c in curve if c["layer"] == layer), key=lambda c: c["n_fit_words"])
+        fig.add_trace(
+            go.Scatter(
+                x=[c["n_fit_words"] for c in pts],
+                y=[c["heldout_minus_majority"] for c in pts],
+                name=f"layer {layer}",
+                mode="lines+markers",
+                error_y=_error_y(pts, "heldout_minus_majority"),
+                customdata=[c["n_fit_sentences"] for c in pts],
+                hovertemplate="%{x:,} words (%{customdata:,} sentences): %{y:+.3f}",
+            )
+        )
+    fig.add_hline(y=0, line={"color": _COLOURS["majority"], "dash": "dash"})
+    method = result["spec"]["method"].upper()
+    fig.update_layout(
+        title=f"Held-out probe after {method} as the eraser's fit set grows",
+        xaxis={"title": "words the eraser is fitted on", "type": "log"},
+        yaxis_title="held-out accuracy − majority",
+        height=380,
     )
     return fig
 

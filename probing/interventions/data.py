@@ -39,10 +39,32 @@ def task_field(task: str, dataset: str | None = None) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class LabelledWords:
-    """``sentences`` (word lists), ``labels`` per word (None: unlabelled)."""
+    """``sentences`` (word lists), ``labels`` per word (None: unlabelled), ``ids`` (the data
+    set's sentence ids, to check that two samples share no sentence; empty when unknown)."""
 
     sentences: list[list[str]]
     labels: list[list[str | None]]
+    ids: tuple[str, ...] = ()
+
+    def subset(self, index: np.ndarray | list[int]) -> LabelledWords:
+        """The sentences at ``index`` (in that order)."""
+        index = [int(i) for i in index]
+        return LabelledWords(
+            [self.sentences[i] for i in index],
+            [self.labels[i] for i in index],
+            tuple(self.ids[i] for i in index) if self.ids else (),
+        )
+
+    def evenly(self, n_sentences: int) -> LabelledWords:
+        """``n_sentences`` spread evenly over these (all of them when there are no more): the
+        rule of :func:`labelled_sample`, so a sample of the whole split equals its own
+        ``evenly(n)``."""
+        return self.subset(even_index(len(self.sentences), n_sentences))
+
+    def without(self, other: LabelledWords) -> LabelledWords:
+        """These sentences less those whose id is in ``other`` (order kept)."""
+        drop = set(other.ids)
+        return self.subset([i for i, sid in enumerate(self.ids) if sid not in drop])
 
     def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n,) labels, (n,) sentence index, (n,) word index of the labelled words."""
@@ -73,13 +95,20 @@ def labelled_sample(
     ]
     if not sents:
         raise TaskLabelsMissingError(f"{dataset} {split} has no words labelled with {field!r}.")
-    if n_sentences < len(sents):
-        idx = np.unique(np.linspace(0, len(sents) - 1, n_sentences).round().astype(int))
-        sents = [sents[i] for i in idx]
+    sents = [sents[i] for i in even_index(len(sents), n_sentences)]
     labels = []
     for s in sents:
         raw = s.labels[field]
         if field == "deprel":
             raw = [r.split(":")[0] if r else None for r in raw]
         labels.append([r or None for r in raw])
-    return LabelledWords([list(s.words) for s in sents], labels)
+    return LabelledWords(
+        [list(s.words) for s in sents], labels, tuple(str(s.sent_id) for s in sents)
+    )
+
+
+def even_index(n: int, k: int) -> np.ndarray:
+    """``k`` indices spread evenly over ``range(n)`` (all ``n`` when ``k`` ≥ ``n``; no draw)."""
+    if k >= n:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, k).round().astype(int))

@@ -11,7 +11,7 @@ from probing.figures.course import direction_lines
 from ui.common import friendly_errors, get_encoder
 from ui.state import persist
 
-RESULTS = config.REPO_ROOT / "results" / "elmo-mini__semcor__wsd-direction.csv"
+RESULTS = config.results_dir() / "elmo-mini__semcor__wsd-direction.csv"
 
 
 def layer0_note(table: pd.DataFrame) -> str:

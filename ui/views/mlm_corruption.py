@@ -8,7 +8,7 @@ from probing import config
 from probing.analyses.mlm_corruption import MODES, RECIPE, corrupt_and_predict
 from probing.figures.fill_mask import topk_bar
 from ui.common import friendly_errors, get_encoder
-from ui.state import persist
+from ui.state import as_bool, persist
 
 LABELS = {"mask": "[MASK] (80 %)", "random": "random word (10 %)", "keep": "kept (10 %)"}
 
@@ -18,8 +18,7 @@ def render(models: list[str]) -> None:
     st.markdown("#### BERT's corruption recipe: 80 % [MASK], 10 % random, 10 % kept")
     if not st.toggle(
         "Show what the model predicts at a masked, replaced or kept word",
-        value=False,
-        key="corrupt_on",
+        key=persist("corrupt_on", False, "corrupt", as_bool),
     ):
         return
     st.caption(

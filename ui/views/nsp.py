@@ -45,8 +45,7 @@ def render() -> None:
     else:
         name = st.text_input(
             "Checkpoint with BERT's pre-training heads (BertForPreTraining)",
-            value=DEFAULT_CHECKPOINT,
-            key="nsp_model",
+            key=persist("nsp_model", DEFAULT_CHECKPOINT, "nsp_model"),
             help="A hub id (loaded from the local cache when offline) or a local folder.",
         ).strip()
     a = st.text_input(

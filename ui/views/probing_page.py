@@ -58,7 +58,7 @@ from ui.common import (
     whole_number_input,
 )
 from ui.jobs import heavy_job, offload
-from ui.state import all_of, as_ints, from_link, keep, link, persist
+from ui.state import all_of, as_bool, as_ints, from_link, keep, link, persist
 from ui.views import probing_sweep
 
 RESULTS_DIR = config.results_dir()  # precomputed by `python -m probing probe`
@@ -654,8 +654,7 @@ def run_section(
         st.caption(text)
     keep = st.toggle(
         "Keep running if I close this tab",
-        value=not config.demo_mode(),
-        key="probe_keep",
+        key=persist("probe_keep", not config.demo_mode(), "keep", as_bool),
         disabled=running is not None,
         help="The run then goes on without this tab (within the server's job "
         "budget); open the Probing page with the same settings to see it.",

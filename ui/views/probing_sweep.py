@@ -15,6 +15,7 @@ import streamlit as st
 from probing import config
 from probing.probes.results import ProbeResults
 from probing.sweep.merge import is_sweep, load_sweep
+from ui.state import persist
 
 RESULTS_DIR = config.results_dir()
 
@@ -46,9 +47,14 @@ def pick_folder() -> Path | None:
             return Path(typed.strip()).expanduser()
     if not sweeps:
         return None
-    return st.selectbox(
-        "Sweep under results/", sweeps, format_func=lambda p: p.name, index=None, key="sweep_pick"
+    by_name = {p.name: p for p in sweeps}
+    picked = st.selectbox(
+        "Sweep under results/",
+        list(by_name),
+        index=None,
+        key=persist("sweep_pick", None, "sweep", valid=lambda n: n is None or n in by_name),
     )
+    return None if picked is None else by_name[picked]
 
 
 def render(

@@ -28,7 +28,7 @@ EXAMPLE = "\n".join(
         "Children were fishing from the bank of the stream.",
     ]
 )
-RESULTS_DIR = config.REPO_ROOT / "results"
+RESULTS_DIR = config.results_dir()
 
 
 def genre_curves(model: str) -> dict[str, pd.DataFrame]:
