@@ -36,10 +36,17 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from probing.datasets import Sentence
+    from probing.encoders.base import Encoder
+    from probing.encoders.bert import TransformersEncoder
 
 DEFAULT_JSON = "bench/out/extract.json"  # git-ignored
 
@@ -61,7 +68,9 @@ def matmul_ceiling(dtype_name: str, n: int = 2048, seconds: float = 1.5) -> floa
     return 2 * n**3 * reps / cpu / 1e9  # per busy core-second
 
 
-def forward_flops(encoder, counts, plan) -> float:  # noqa: ANN001
+def forward_flops(
+    encoder: TransformersEncoder, counts: Sequence[int], plan: Sequence[np.ndarray]
+) -> float:
     """Forward FLOPs of a BERT-style encoder over a batch plan, padding included: per
     position and layer the dense products (4 d² attention projections + 2 d·ff feed-forward)
     and the attention scores and mixing (2 T d each, T = the batch's padded length)."""
@@ -129,7 +138,7 @@ class BeforeWorker:
         self._tmp.cleanup()
 
 
-def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per method
+def methods(encoder: Encoder, sentences: Sequence[Sentence]) -> dict:  # one closure per method
     """name -> (callable, padded positions it computes or None)."""
     from probing.encoders import batching
     from probing.features import features_of_sentences
@@ -152,7 +161,7 @@ def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per
     in_order = [np.arange(s, min(s + 16, len(words))) for s in range(0, len(words), 16)]
     by_words = batching.plan_batches([len(w) for w in words], batch_size=32, max_tokens=None)
 
-    def old(plan):  # noqa: ANN001, ANN202
+    def old(plan: Sequence[np.ndarray]) -> Callable[[], None]:
         def run() -> None:
             for idx in plan:
                 encoder._encode_batch([words[i] for i in idx], "first", False, True)
@@ -169,7 +178,7 @@ def methods(encoder, sentences) -> dict:  # noqa: ANN001, C901 - one closure per
     tok, model = encoder.tokenizer, encoder.model
 
     @torch.inference_mode()
-    def hf(plan) -> None:  # noqa: ANN001
+    def hf(plan: Sequence[np.ndarray]) -> None:
         for idx in plan:
             enc = tok(
                 [words[i] for i in idx],

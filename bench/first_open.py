@@ -30,6 +30,10 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -49,7 +53,7 @@ def pages() -> tuple[str, ...]:
 _components = None  # the server's component registry: discovered once, as at server start
 
 
-def new_session(page: str, model: str):  # noqa: ANN201 - an AppTest
+def new_session(page: str, model: str) -> AppTest:
     """A new session of ``page`` with ``model`` picked. AppTest scans every installed
     package for Streamlit components on each new AppTest (0.5-2 s here); a server does that
     once at start, so the scan is done once and shared."""

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,10 +41,16 @@ from probing.probes.linear import LinearProbe
 from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
 
+if TYPE_CHECKING:
+    from probing.datasets import Sentence
+    from probing.encoders.base import Encoder
+
 FLOAT16_MAX = 65504.0
 
 
-def float32_layers(encoder, sentences, batch_size: int = 32) -> list[np.ndarray]:  # noqa: ANN001
+def float32_layers(
+    encoder: Encoder, sentences: Sequence[Sentence], batch_size: int = 32
+) -> list[np.ndarray]:
     """Per sentence, float32 (n_layers + 1, n_words, dim) word vectors (first piece)."""
     out = []
     for i in range(0, len(sentences), batch_size):
@@ -124,7 +132,9 @@ def measure_refit(
     encoder = load_encoder(model)
     Cs = committed_c(model, task, results_dir)
 
-    def split(name: str, n: int | None):  # noqa: ANN202
+    def split(
+        name: str, n: int | None
+    ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, int]:
         sents = list(read_sentences(dataset, name))[:n]
         layers = float32_layers(encoder, sents)
         labels = [np.array(["" if v is None else str(v) for v in s.labels[field]]) for s in sents]

@@ -33,6 +33,11 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from probing.probes.linear import LinearProbe
+    from probing.probes.results import ProbeResults
 
 HEADER = (
     "| date | machine | model | task | layers | train sents / fit words | test words | "
@@ -261,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, row: str, record: dict, results) -> None:  # noqa: ANN001
+def _write(args: argparse.Namespace, row: str, record: dict, results: ProbeResults) -> None:
     """The markdown row, the run's table and the JSON record, where asked for."""
     if args.append:
         with open(args.append, "a", encoding="utf-8") as f:
@@ -278,7 +283,7 @@ def _plain_fits() -> None:
 
     fit = LinearProbe._fit
 
-    def plain(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def plain(self: LinearProbe, *args: Any, **kwargs: Any) -> LinearProbe:  # Any: as _fit takes
         self.whiten, self.init = False, None
         return fit(self, *args, **kwargs)
 

@@ -34,9 +34,18 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from probing.encoders.base import Encoder
+    from probing.features import Features
+    from probing.probes.cost import RunCost
+    from probing.probes.mix import ScalarMixProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -56,14 +65,22 @@ def timed_parts() -> Iterator[dict]:
     parts: dict = {"extract": 0.0, "mixes": []}
     extract, fit = run_module.extract_features, mix_module.ScalarMixProbe.fit
 
-    def timed_extract(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def timed_extract(*args: Any, **kwargs: Any) -> Features:  # Any: as extract_features takes
         c0 = time.process_time()
         try:
             return extract(*args, **kwargs)
         finally:
             parts["extract"] += time.process_time() - c0
 
-    def timed_fit(self, X, y, X_dev=None, y_dev=None, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def timed_fit(
+        self: ScalarMixProbe,
+        X: np.ndarray,
+        y: Sequence,
+        X_dev: np.ndarray | None = None,
+        y_dev: Sequence | None = None,
+        *args: Any,  # Any: passed on to ScalarMixProbe.fit as given
+        **kwargs: Any,
+    ) -> ScalarMixProbe:
         c0 = time.process_time()
         out = fit(self, X, y, X_dev, y_dev, *args, **kwargs)
         n, m = len(y), 0 if X_dev is None else int(X_dev.shape[1])
@@ -89,7 +106,9 @@ def timed_parts() -> Iterator[dict]:
         mix_module.ScalarMixProbe.fit = fit
 
 
-def measure(encoder, task: str, train: int | None, evals: int | None, mixes: bool = True) -> dict:  # noqa: ANN001
+def measure(
+    encoder: Encoder, task: str, train: int | None, evals: int | None, mixes: bool = True
+) -> dict:
     """One cold run's sizes and times (CPU s; ``wall_s`` and the load average beside).
     Without ``mixes``, the run skips its scalar mixes and a few epochs of them are timed on
     its features instead (:func:`time_mixes`)."""
@@ -128,7 +147,7 @@ def measure(encoder, task: str, train: int | None, evals: int | None, mixes: boo
     }
 
 
-def time_mixes(encoder, task: str, train: int | None, evals: int | None) -> list[dict]:  # noqa: ANN001
+def time_mixes(encoder: Encoder, task: str, train: int | None, evals: int | None) -> list[dict]:
     """A few epochs of the scalar mixes over the first 1, 4 and all layers, on the features
     of a run just made (read from its cache) and scoring all its dev words, as the tagging
     runner fits them (the members' C, the training sample's statistics), each timed."""
@@ -153,7 +172,7 @@ def time_mixes(encoder, task: str, train: int | None, evals: int | None) -> list
     return parts["mixes"]
 
 
-def costs_of(run: dict, runs: list[dict]):  # noqa: ANN201 - RunCost
+def costs_of(run: dict, runs: list[dict]) -> RunCost:
     """One task's costs: fitting from its own runs, extraction (and the mixes' costs per
     unit of work) from every run of the same model on the same data set too (the task does
     not change what is encoded, nor what a mix step costs)."""

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from types import FrameType
 
 DEFAULT_RUN = [
     "--model",
@@ -63,11 +64,11 @@ def trace(argv: list[str], package_dir: Path) -> dict:
     callbacks: Counter[str] = Counter()
     examples: dict[str, str] = {}
 
-    def name(frame) -> str | None:  # noqa: ANN001
+    def name(frame: FrameType) -> str | None:
         f = frame.f_code.co_filename
         return f[len(root) :] if f.startswith(root) else None
 
-    def profile(frame, event, arg) -> None:  # noqa: ANN001, ARG001
+    def profile(frame: FrameType, event: str, arg: object) -> None:  # arg: unused here
         if event == "call":
             f = name(frame)
             if f is None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch is not imported here
+    import torch
 
 # How a word's subword pieces become its vector: its first piece, their mean, or the last.
 Pooling = Literal["first", "mean", "last"]
@@ -149,7 +152,7 @@ def to_float16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.clip(x, -_FLOAT16_MAX, _FLOAT16_MAX, out=out, casting="same_kind")
 
 
-def tensor_to_float16(t) -> np.ndarray:  # noqa: ANN001 - a torch tensor (torch not imported here)
+def tensor_to_float16(t: torch.Tensor) -> np.ndarray:
     """:func:`to_float16` of a torch tensor, computed in torch: the same values (clip in
     float32, then round to nearest even), but vectorised and threaded where numpy's mixed-type
     clip cost about 5 % of the feature path's CPU time."""

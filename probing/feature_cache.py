@@ -20,7 +20,12 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STALE_AFTER_S = 24 * 3600.0  # a temp folder this old is stale whatever its process
 
@@ -142,7 +147,7 @@ def _pid_of(name: str) -> int | None:
     return None
 
 
-def install(tmp: Path, folder: Path, is_sound) -> None:  # noqa: ANN001 - (Path) -> bool
+def install(tmp: Path, folder: Path, is_sound: Callable[[Path], bool]) -> None:
     """Rename the finished build ``tmp`` into place as ``folder``.
 
     When another process finished the same entry first (the rename finds a non-empty folder)
@@ -257,7 +262,7 @@ class BuildJournal:
         )
 
 
-def plan_digest(batches: list) -> str:  # noqa: ANN001 - list of index arrays
+def plan_digest(batches: Sequence[np.ndarray]) -> str:  # index arrays
     """A digest of a build's batch order (a resumed build must follow the same one)."""
     import hashlib
 

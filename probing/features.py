@@ -73,6 +73,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -82,6 +83,9 @@ from probing.encoding import to_float16
 from probing.errors import CorruptCacheError, DiskFullError, InvalidArgumentError
 from probing.heap import release_free_memory
 from probing.io import atomic_write_text, cache_writes, file_sha256
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 ProgressFn = Callable[[int, int], None]  # (sentences done, total)
 
@@ -273,7 +277,9 @@ class LayerStack:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def __getitem__(self, key):  # noqa: ANN001, ANN204 - LayerStack or (L, m, D) array
+    def __getitem__(
+        self, key: slice | tuple[slice, slice | np.ndarray]
+    ) -> LayerStack | np.ndarray:  # [layers] stays lazy; [layers, rows] is read
         if not isinstance(key, tuple):
             key = (key,)
         if len(key) > 2 or not isinstance(key[0], slice):
@@ -378,7 +384,7 @@ def dataset_fingerprint(dataset: str, split: str) -> str:
     return h.hexdigest()
 
 
-def model_fingerprint(encoder) -> str:  # noqa: ANN001 - any Encoder (or a wrapper of one)
+def model_fingerprint(encoder: Encoder) -> str:  # or a wrapper with ``fingerprint()``
     """SHA-256 of what determines an encoder's vectors, memoised per encoder object.
 
     Hashes: the encoder's class and the source files of its module and of the pooling code;
@@ -404,7 +410,7 @@ def model_fingerprint(encoder) -> str:  # noqa: ANN001 - any Encoder (or a wrapp
     return digest
 
 
-def _compute_model_fingerprint(encoder) -> str:  # noqa: ANN001
+def _compute_model_fingerprint(encoder: Encoder) -> str:
     import torch
 
     from probing import encoding as encoding_module
@@ -467,7 +473,7 @@ def features_dir() -> Path:
 
 
 def _entry(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     dataset: str,
     split: str,
     data_fp: str,
@@ -483,7 +489,7 @@ def _entry(
 
 
 def features_cached(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     dataset: str,
     split: str,
     pooling: str = "first",
@@ -503,7 +509,7 @@ def features_cached(
 
 
 def extract_features(
-    encoder,  # noqa: ANN001 - probing.encoders.base.Encoder
+    encoder: Encoder,
     dataset: str,
     split: str,
     label: str | None = None,
@@ -745,7 +751,7 @@ def _clean(words: list[str]) -> list[str]:
 
 
 def _build(
-    encoder,  # noqa: ANN001
+    encoder: Encoder,
     dataset: str,
     split: str,
     layer_ids: tuple[int, ...],
@@ -860,7 +866,7 @@ def _build(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _open_array(path: Path, shape: tuple, journal) -> np.ndarray:  # noqa: ANN001
+def _open_array(path: Path, shape: tuple, journal: feature_cache.BuildJournal | None) -> np.ndarray:
     """A float16 memory map of ``shape``: the one a stopped build of the same entry left
     (its journal says so and the shape agrees), else a new one."""
     if journal is not None and journal.has_arrays() and path.exists():
@@ -872,7 +878,7 @@ def _open_array(path: Path, shape: tuple, journal) -> np.ndarray:  # noqa: ANN00
 
 
 def encode_into(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     sentences: Sequence,
     layer_ids: tuple[int, ...],
     pooling: str,
@@ -936,7 +942,7 @@ def encode_into(
 
 
 def features_of_sentences(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     sentences: Sequence,
     label: str,
     layers: Sequence[int] | None = None,
@@ -996,7 +1002,7 @@ def _label_fields(sentences: Sequence) -> dict[str, np.ndarray]:
     }
 
 
-def _dtype_tag(encoder) -> str:  # noqa: ANN001
+def _dtype_tag(encoder: Encoder) -> str:
     # Part of the cache key: bf16 vectors differ from fp32 ones (float32 keys unchanged).
     dtype = getattr(encoder, "dtype", "float32")
     return "" if dtype == "float32" else f"|dtype={dtype}"

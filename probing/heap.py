@@ -12,10 +12,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+from collections.abc import Callable
 
 
 @functools.cache
-def _trim():  # noqa: ANN202 - the C function, or None where there is no glibc
+def _trim() -> Callable[[int], int] | None:  # None where there is no glibc
     name = ctypes.util.find_library("c")
     if not name:
         return None

@@ -20,10 +20,15 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from probing import config
+
+if TYPE_CHECKING:
+    from streamlit.runtime.uploaded_file_manager import UploadedFileManager, UploadedFileRec
 
 log = logging.getLogger("contextlens.demo")
 SESSION_UPLOAD_FACTOR = 2  # a session may hold this many cap-sized uploads at once
@@ -69,7 +74,7 @@ def _bound_uploads(session_bytes: int) -> None:
         bound_session_uploads(Runtime.instance().uploaded_file_mgr, session_bytes)
 
 
-def free_closed_sessions(mgr, is_active) -> list[str]:  # noqa: ANN001 - manager, (str) -> bool
+def free_closed_sessions(mgr: UploadedFileManager, is_active: Callable[[str], bool]) -> list[str]:
     """Remove the uploaded files of every session that is no longer connected; returns
     their session ids."""
     storage = getattr(mgr, "file_storage", None)
@@ -83,7 +88,7 @@ def free_closed_sessions(mgr, is_active) -> list[str]:  # noqa: ANN001 - manager
     return gone
 
 
-def bound_session_uploads(mgr, session_bytes: int) -> bool:  # noqa: ANN001 - a file manager
+def bound_session_uploads(mgr: UploadedFileManager, session_bytes: int) -> bool:
     """Wrap ``mgr.add_file`` so that no session keeps more than ``session_bytes`` of uploads
     (its oldest files are dropped first; the newest is always kept). Returns False when the
     manager is not Streamlit's in-memory one (then nothing is changed)."""
@@ -94,7 +99,7 @@ def bound_session_uploads(mgr, session_bytes: int) -> bool:  # noqa: ANN001 - a 
         return True
     lock = threading.Lock()
 
-    def add_file(session_id: str, file) -> None:  # noqa: ANN001 - UploadedFileRec
+    def add_file(session_id: str, file: UploadedFileRec) -> None:
         with lock:
             add(session_id=session_id, file=file)
             stored = mgr.file_storage.get(session_id, {})

@@ -8,7 +8,7 @@ worker process imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -16,8 +16,11 @@ from probing.datasets import Sentence
 from probing.probes.results import ProbeResults
 from probing.probes.settings import ProbeSettings
 
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
-def _encoder(name: str):  # noqa: ANN202 - an Encoder
+
+def _encoder(name: str) -> Encoder:
     from probing.models.registry import load_encoder
 
     return load_encoder(name)

@@ -17,8 +17,9 @@ to the same degree; the intervals resample sentences for the chosen head and off
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,11 @@ import pandas as pd
 from probing.analyses.attention import AttentionMap, attention_from_encoding, word_attention
 from probing.errors import InputTooLongError
 from probing.probes.edge import base_relation
+
+if TYPE_CHECKING:
+    from probing.datasets.types import Sentence
+    from probing.encoders.base import Encoder
+    from probing.encoding import Encoding
 
 DIRECTIONS = ("dependent → head", "head → dependent")
 OFFSETS = tuple(k for k in range(-5, 6) if k != 0)
@@ -134,7 +140,7 @@ def words_only(amap: AttentionMap) -> np.ndarray:
 
 
 def score_parsers(
-    encoder,  # noqa: ANN001 - a BERT-family Encoder
+    encoder: Encoder,  # a BERT-family one
     sentences: Sequence,
     relations: Sequence[str] | None = None,
     batch_size: int = 8,
@@ -170,7 +176,12 @@ def score_parsers(
     return ParserScores(list(relations), correct, off, total, encoder.info.name, skipped)
 
 
-def _encodings(encoder, words, batch_size, progress):  # noqa: ANN001, ANN202
+def _encodings(
+    encoder: Encoder,
+    words: Sequence[Sequence[str]],
+    batch_size: int,
+    progress: ProgressFn | None,
+) -> Iterator[tuple[int, Encoding | None]]:
     """(index, Encoding with attentions or None if too long), in length order."""
     order = sorted(range(len(words)), key=lambda i: len(words[i]))
     for start in range(0, len(order), batch_size):
@@ -189,7 +200,17 @@ def _encodings(encoder, words, batch_size, progress):  # noqa: ANN001, ANN202
             progress(min(start + batch_size, len(order)), len(order))
 
 
-def _count(i, sent, rels, index, to, frm, correct, off, total) -> None:  # noqa: ANN001
+def _count(
+    i: int,
+    sent: Sentence,
+    rels: list[str],
+    index: dict[str, int],
+    to: np.ndarray,
+    frm: np.ndarray,
+    correct: np.ndarray,
+    off: np.ndarray,
+    total: np.ndarray,
+) -> None:
     heads = [int(h) for h in sent.labels["head"]]
     n = len(heads)
     for dep, (h, rel) in enumerate(zip(heads, rels, strict=True)):

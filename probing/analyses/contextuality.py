@@ -44,6 +44,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -201,7 +202,7 @@ def sample_corpus(
     seed: int = 0,
     min_words: int = 5,
     max_words: int = 60,
-    data_dir=None,  # noqa: ANN001 - str | Path | None
+    data_dir: str | Path | None = None,
 ) -> list[list[str]]:
     """A seeded random sample of ``n_sentences`` sentences (word lists, in data-set order) of
     ``min_words``…``max_words`` words from one split of ``ud-ewt``, ``semcor`` or ``brown``.

@@ -20,16 +20,22 @@ split: every layer attends to both sides.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from probing.errors import TargetNotFoundError
 
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.encoding import ModelInfo
+    from probing.features import Features
+
 DIRECTIONS: tuple[str, ...] = ("forward", "backward", "both")
 
 
-def _check_elmo(info) -> None:  # noqa: ANN001 - ModelInfo
+def _check_elmo(info: ModelInfo) -> None:
     if info.direction_blocks != 2:
         raise ValueError(
             f"{info.name} is not an ELMo model: only ELMo's layers are [forward; backward]."
@@ -66,7 +72,9 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-12))
 
 
-def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str) -> pd.DataFrame:  # noqa: ANN001
+def occurrence_similarity(
+    encoder: Encoder, target: str, sentence_a: str, sentence_b: str
+) -> pd.DataFrame:
     """Cosine similarity of ``target`` in two sentences, per layer (and per ELMo direction).
 
     Returns:
@@ -108,7 +116,7 @@ def occurrence_similarity(encoder, target: str, sentence_a: str, sentence_b: str
 
 
 def wsd_by_direction(
-    encoder_or_name,  # noqa: ANN001 - an ELMo Encoder or its registry name
+    encoder_or_name: Encoder | str,  # an ELMo one or its registry name
     *,
     max_train_sentences: int | None = None,
     max_test_sentences: int | None = None,
@@ -183,7 +191,7 @@ def wsd_by_direction(
     return table
 
 
-def _paired(preds: dict, test, seed: int, n_boot: int) -> list[dict]:  # noqa: ANN001
+def _paired(preds: dict, test: Features, seed: int, n_boot: int) -> list[dict]:
     """F1 differences both − forward, both − backward, forward − backward per contextual
     layer, by a paired bootstrap over test sentences (each sentence's items resampled
     together for both views)."""

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probing.params import SEED, count, param
+from probing.params import SEED, Bound, count, param
 
 # Mirrors probing.datasets.registry's names without importing it (a CLI's --help stays light);
 # tests/unit/test_analysis_registry.py holds the two together.
 CORPORA = ("ud-ewt", "semcor", "brown")
 SPLITS = ("train", "dev", "test")
 POOLINGS = ("first", "last", "mean")
+WHERE = ("subject", "all")  # AlterRep: whose vectors are pushed
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,25 @@ class AttentionNormsParams:
         2000, "at least this many sentences, whole documents", bound=count(1, 100_000)
     )
     n_boot: int = param(1000, "bootstrap draws (documents)", bound=count(1, 100_000))
+
+
+@dataclass(frozen=True)
+class AlterRepParams:
+    """Counterfactual subject-number pushes and agreement flips per layer (AlterRep;
+    :func:`probing.interventions.alterrep.run`)."""
+
+    layers: str = param("all", "comma-separated layers to push at, or 'all' (1 … L)")
+    alpha: float = param(
+        1.0,
+        "push h - (1+α)(h - r(h)): 1 mirrors the number, 0 erases it, -1 is no push",
+        bound=Bound(-1.0, 10.0, float),
+    )
+    where: str = param("subject", "push the subject's vector or every word's", choices=WHERE)
+    max_fit_cases: int = param(
+        4000, "UD-EWT train cases the eraser is fitted on (at most)", bound=count(10, 100_000)
+    )
+    max_eval_cases: int = param(
+        2000, "held-out UD-EWT dev/test cases scored (at most)", bound=count(20, 100_000)
+    )
+    n_boot: int = param(1000, "bootstrap draws (sentences)", bound=count(1, 100_000))
+    seed: int = param(0, "seed of the random directions and the bootstrap", bound=SEED)

@@ -13,12 +13,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing import config
 from probing.analyses.contextual import unit_rows
 from probing.io import atomic_write, atomic_write_json, cache_writes
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 FORMAT = 1
 
@@ -28,7 +32,7 @@ def pool_dir() -> Path:
     return config.cache_dir() / "neighbour-pools"
 
 
-def pool_key(encoder, dataset: str, split: str, pooling: str, size: int) -> str:  # noqa: ANN001
+def pool_key(encoder: Encoder, dataset: str, split: str, pooling: str, size: int) -> str:
     """Hex SHA-256 naming a pool of ``encoder`` over ``dataset``/``split``."""
     from probing.features import dataset_fingerprint, model_fingerprint
 

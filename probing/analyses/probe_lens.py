@@ -22,8 +22,10 @@ training, so a sentence from the data set gets exactly the vectors its probe saw
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +35,9 @@ from probing.probes.edge import base_relation
 from probing.probes.saved import SavedProbes, probe_dir
 from probing.probes.structural import gold_edges, mst_edges
 from probing.probes.tasks import task_names
+
+if TYPE_CHECKING:
+    from probing.encoding import Encoding
 
 LENS_TASKS = tuple(task_names(lens=True))  # the registry's tasks the lens applies
 GOLD_FIELDS = {"pos": "upos", "xpos": "xpos", "deprel": "deprel"}
@@ -101,7 +106,7 @@ NO_GOLD_ARCS = (
 
 
 def apply_lens(
-    encoding,  # noqa: ANN001 - probing.encoding.Encoding
+    encoding: Encoding,
     probes: dict[str, SavedProbes],
     gold: dict[str, list[str]] | None = None,
 ) -> LensResult:
@@ -158,7 +163,15 @@ def apply_lens(
     )
 
 
-def _labels(task, probe, layers, words, rows, truth, shown=None) -> pd.DataFrame:  # noqa: ANN001
+def _labels(
+    task: str,
+    probe: SavedProbes,
+    layers: np.ndarray,
+    words: list[str],
+    rows: list[int] | Callable[[int], np.ndarray],
+    truth: Sequence | None,
+    shown: list[int] | None = None,
+) -> pd.DataFrame:
     """Per layer predictions of a linear probe for the instances ``rows``."""
     per_layer = {}
     for la in probe.layers:
@@ -168,7 +181,14 @@ def _labels(task, probe, layers, words, rows, truth, shown=None) -> pd.DataFrame
     return _rows(task, per_layer, words, shown if shown is not None else rows, truth)
 
 
-def _rows(task, per_layer, words, idx, truth, extra=None) -> pd.DataFrame:  # noqa: ANN001
+def _rows(
+    task: str,
+    per_layer: dict[int, tuple[np.ndarray, np.ndarray]],
+    words: list[str],
+    idx: Sequence[int],
+    truth: Sequence | None,
+    extra: Callable[[int, int], dict] | None = None,
+) -> pd.DataFrame:
     """The tidy rows of one task from ``{layer: (labels, confidences)}`` over words ``idx``;
     ``extra(layer, k)`` adds columns to instance k's row."""
     if not per_layer or not len(idx):
@@ -243,7 +263,9 @@ def sense_words(
     return targets, masked
 
 
-def _upos(words, frames, gold) -> list[str] | None:  # noqa: ANN001
+def _upos(
+    words: list[str], frames: list[pd.DataFrame], gold: dict[str, list[str]] | None
+) -> list[str] | None:
     """Each word's UPOS: gold, else the UPOS probe's top-layer answer, else None."""
     if gold and gold.get("upos") is not None:
         return list(gold["upos"])
@@ -262,7 +284,7 @@ def _has_senses(lemma: str, letter: str) -> bool:
 
     try:
         return bool(wordnet().synsets(lemma, pos=letter))
-    except Exception:  # noqa: BLE001 - no WordNet files
+    except Exception:  # no WordNet files
         return True
 
 
@@ -272,11 +294,13 @@ def _morphy(word: str, letter: str) -> str:
 
     try:
         return wordnet().morphy(word.lower(), letter) or word.lower()
-    except Exception:  # noqa: BLE001 - no WordNet files: the surface form is the best guess
+    except Exception:  # no WordNet files: the surface form is the best guess
         return word.lower()
 
 
-def _wsd(probe, layers, words, targets) -> pd.DataFrame:  # noqa: ANN001
+def _wsd(
+    probe: SavedProbes, layers: np.ndarray, words: list[str], targets: list[tuple[int, str]]
+) -> pd.DataFrame:
     """Per layer the nearest sense centroid of each content word (see SavedProbes.predict_senses);
     a lemma unseen in training gets WordNet's first sense at every layer."""
     if not targets:
@@ -332,7 +356,7 @@ def sense_label(sense_key: str) -> str:
         pos = "a" if synset.pos() == "s" else synset.pos()
         ranked = wn.synsets(lemma.name(), pos=pos)
         return f"{lemma.name().lower()}.{pos}.{ranked.index(synset) + 1}"
-    except Exception:  # noqa: BLE001 - no WordNet files or a key it lacks: show the key
+    except Exception:  # no WordNet files or a key it lacks: show the key
         return sense_key
 
 
@@ -342,7 +366,7 @@ def _first_sense(lemma_key: str) -> str:
     lemma, _, letter = lemma_key.rpartition("%")
     try:
         return first_sense_key(lemma, letter) or ""
-    except Exception:  # noqa: BLE001 - no WordNet files: no answer for an unseen lemma
+    except Exception:  # no WordNet files: no answer for an unseen lemma
         return ""
 
 
@@ -353,11 +377,17 @@ def _gloss(sense_key: str) -> str:
         return ""
     try:
         return sense_gloss(sense_key)
-    except Exception:  # noqa: BLE001 - no WordNet files or an unknown key: no gloss
+    except Exception:  # no WordNet files or an unknown key: no gloss
         return ""
 
 
-def _deprel(probe, layers, words, heads, gold) -> pd.DataFrame:  # noqa: ANN001
+def _deprel(
+    probe: SavedProbes,
+    layers: np.ndarray,
+    words: list[str],
+    heads: list[int],
+    gold: dict[str, list[str]],
+) -> pd.DataFrame:
     deps = [i for i, h in enumerate(heads) if h > 0]
     hd = [heads[i] - 1 for i in deps]
     truth = [base_relation(gold["deprel"][i]) for i in deps] if "deprel" in gold else None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from probing import params as param_tools
 from probing.analyses.params import (
+    AlterRepParams,
     AttentionNormsParams,
     AttentionStatsParams,
     CkaParams,
@@ -136,6 +137,13 @@ ANALYSES: dict[str, Analysis] = {
             AttentionNormsParams,
             "probing.analyses.attention_norms:run",
             needs=("has_value_norms",),
+        ),
+        Analysis(
+            "alterrep",
+            "counterfactual subject-number pushes and agreement flips per layer (AlterRep)",
+            AlterRepParams,
+            "probing.interventions.alterrep:run",
+            needs=("has_layer_hooks",),
         ),
     )
 }

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,11 @@ from probing.cache import LRUCache
 from probing.encoders.base import Encoder, ProgressFn
 from probing.encoding import STATIC, Pooling
 from probing.errors import EmptyInputError, TooFewSensesError
+
+if TYPE_CHECKING:
+    import umap
+
+    from probing.analyses.static_vectors import StaticVectors
 
 # Lemmas with several well-attested senses in SemCor (lemma, POS letter), for the UI.
 SUGGESTED_LEMMAS: tuple[tuple[str, str], ...] = (
@@ -98,7 +104,9 @@ def semcor_index(data_dir: str | Path | None = None) -> SemCorIndex:
     return _semcor_index(str(Path(data_dir) if data_dir is not None else default_dir()))
 
 
-def lemma_choices(min_senses: int = 2, min_count: int = 5, data_dir=None) -> pd.DataFrame:  # noqa: ANN001
+def lemma_choices(
+    min_senses: int = 2, min_count: int = 5, data_dir: str | Path | None = None
+) -> pd.DataFrame:
     """Lemmas with at least ``min_senses`` senses that each occur ``min_count`` times.
 
     Returns:
@@ -177,7 +185,7 @@ class LemmaOccurrences:
         return out
 
 
-def _gloss(key: str, data_dir) -> str:  # noqa: ANN001
+def _gloss(key: str, data_dir: str | Path | None) -> str:
     from probing.datasets.wordnet import sense_gloss
 
     try:
@@ -193,7 +201,7 @@ def lemma_occurrences(
     senses: Sequence[str] | None = None,
     min_sense_count: int = 2,
     seed: int = 0,
-    data_dir=None,  # noqa: ANN001 - str | Path | None
+    data_dir: str | Path | None = None,
 ) -> LemmaOccurrences:
     """The sense-tagged SemCor occurrences of ``lemma`` as ``pos``.
 
@@ -435,7 +443,9 @@ def separability(vectors: LemmaVectors, senses: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def external_separability(vectors, occ: LemmaOccurrences, name: str = "GloVe") -> dict:  # noqa: ANN001
+def external_separability(
+    vectors: StaticVectors, occ: LemmaOccurrences, name: str = "GloVe"
+) -> dict:
     """Separability of ``occ``'s senses in a user's static vectors (GloVe, word2vec).
 
     Args:
@@ -575,7 +585,7 @@ def project(
     return Projection(method, np.asarray(coords, np.float32), time.perf_counter() - start, model)
 
 
-def _fit_umap(x: np.ndarray, seed: int, n_neighbors: int, min_dist: float):  # noqa: ANN202
+def _fit_umap(x: np.ndarray, seed: int, n_neighbors: int, min_dist: float) -> umap.UMAP:
     import umap
 
     k = max(2, min(n_neighbors, len(x) - 1))

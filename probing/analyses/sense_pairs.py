@@ -25,7 +25,7 @@ from probing.analyses.contextual import (
     corpus_word_sample,
     unit_rows,
 )
-from probing.encoders.base import Encoder
+from probing.encoders.base import Encoder, ProgressFn
 from probing.errors import CacheNotWritableError, DiskFullError
 
 SAME, DIFFERENT = "same sense", "different senses"
@@ -154,7 +154,9 @@ def _memory_key(encoder: Encoder, pooling: str, max_occurrences: int) -> tuple:
     return (encoder.info.name, encoder.info.source, pooling, max_occurrences)
 
 
-def _disk_key(encoder: Encoder, pooling: str, max_occurrences: int, data_dir) -> str | None:  # noqa: ANN001
+def _disk_key(
+    encoder: Encoder, pooling: str, max_occurrences: int, data_dir: str | Path | None
+) -> str | None:
     """The pool's name on disk, or None when it is not kept there: only pools of the
     configured data folder are (its files are what the key hashes)."""
     from probing import config
@@ -183,7 +185,9 @@ def held_semcor_vocabulary(
     return _stored(encoder, disk_key, max_occurrences, pooling) if disk_key else None
 
 
-def _stored(encoder: Encoder, disk_key: str, max_occurrences: int, pooling: str):  # noqa: ANN202
+def _stored(
+    encoder: Encoder, disk_key: str, max_occurrences: int, pooling: str
+) -> SenseVocabulary | None:
     """The pool stored under ``disk_key``, now held; None when there is none."""
     from probing.analyses import pool_store
 
@@ -257,7 +261,13 @@ def semcor_vocabulary(
     return keep_semcor_vocabulary(encoder, pool, max_occurrences, pooling)
 
 
-def _build_semcor_pool(encoder: Encoder, max_occurrences: int, pooling: str, progress, data_dir):  # noqa: ANN001
+def _build_semcor_pool(
+    encoder: Encoder,
+    max_occurrences: int,
+    pooling: str,
+    progress: ProgressFn | None,
+    data_dir: str | Path | None,
+) -> SenseVocabulary:
     """Encode the leading SemCor train sentences and attach each occurrence's sense."""
     from probing.datasets.semcor import read_semcor
     from probing.datasets.wordnet import sense_gloss

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from probing.encoders.base import Encoder, LensableMLM, MaskedLM
+from probing.encoders.base import Encoder, LensableMLM, MaskedLM, MaskedPieces
 from probing.errors import (
     ContextLensError,
     InputTooLongError,
@@ -285,7 +285,7 @@ def _ranks_and_kl(logits: torch.Tensor, final: torch.Tensor) -> tuple[np.ndarray
 
 
 @torch.inference_mode()
-def read_masks(encoder: Encoder, masked, lens: TunedLens) -> LensReadout:  # noqa: ANN001
+def read_masks(encoder: Encoder, masked: MaskedPieces, lens: TunedLens) -> LensReadout:
     """Both lenses at the masks of ``masked`` (a MaskedPieces from ``tokenize_masked``)."""
     mlm = lensable(encoder)
     lens.check_fits(encoder)

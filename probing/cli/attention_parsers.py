@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.analyses.attention_parsers import DIRECTIONS, OFFSETS, parser_sentences, score_parsers
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 MIN_COUNT = 100  # "frequent" relation: at least this many arcs in the sentences scored
 
 
 def write_parsers(
-    encoder,  # noqa: ANN001 - a BERT-family Encoder
+    encoder: Encoder,  # a BERT-family one
     split: str,
     n_sentences: int | None,
     out: Path,

@@ -7,10 +7,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.errors import ContextLensError, InvalidArgumentError
 from probing.probes.settings import ProbeSettings
 from probing.user_paths import read_text
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 LONG_RUN_S = 120.0  # runs estimated longer than this are announced before they start
 
@@ -30,7 +34,7 @@ def check_layers(layers: list[int] | None, n_layers: int, model: str) -> None:
         )
 
 
-def estimate(encoder, settings: ProbeSettings) -> tuple[float, float] | None:  # noqa: ANN001
+def estimate(encoder: Encoder, settings: ProbeSettings) -> tuple[float, float] | None:
     """(extraction s, fitting s) of the run of ``settings``, from ``results/run_costs.json``
     (None when the model and task were never measured): :func:`probing.probes.cost.estimate_seconds`."""
     from probing.probes.cost import estimate_seconds
@@ -75,7 +79,7 @@ def preflight(args: argparse.Namespace, settings: ProbeSettings | str) -> None:
     check_layers(settings.layers, int(encoder.info.n_contextual_layers), encoder.info.name)
     try:
         est = estimate(encoder, settings)
-    except Exception:  # noqa: BLE001 - an estimate is a courtesy; the run says what is wrong
+    except Exception:  # an estimate is a courtesy; the run says what is wrong
         return
     if est is not None and sum(est) > LONG_RUN_S:
         print(

@@ -16,9 +16,13 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.probes.settings import ProbeSettings
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+
+if TYPE_CHECKING:
+    from probing.probes.results import ProbeResults
 
 # Nothing heavy (scikit-learn, pandas, torch) is imported above: `probe --help` stays fast;
 # the run imports what it needs.
@@ -173,7 +177,9 @@ def writable_folder(path: str | Path) -> Path:
     return out
 
 
-def write_outputs(results, out: Path, stem: str, plotlyjs: bool | str = "cdn") -> None:  # noqa: ANN001
+def write_outputs(
+    results: ProbeResults, out: Path, stem: str, plotlyjs: bool | str = "cdn"
+) -> None:
     """``<stem>.csv``, ``.json`` and ``.html`` in ``out``, each written atomically: a run
     stopped mid-write (full disk, Ctrl-C) leaves the previous file whole, never a truncated
     one that the Layering page or a later comparison would read."""
@@ -189,7 +195,7 @@ def write_outputs(results, out: Path, stem: str, plotlyjs: bool | str = "cdn") -
     atomic_write(out / f"{stem}.html", lambda p: write_html(results, p, plotlyjs), suffix=".html")
 
 
-def save_sentence_counts(results, out: Path, stem: str) -> Path:  # noqa: ANN001 - ProbeResults
+def save_sentence_counts(results: ProbeResults, out: Path, stem: str) -> Path:
     """The run's per-sentence counts in ``OUT/sentence-scores/<stem>.safetensors`` (what
     comparisons across runs are made from, :mod:`probing.probes.statements`)."""
     from probing.probes.reapply import COUNTS_DIR, StoredCounts, save_counts, unit_of

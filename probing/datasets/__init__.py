@@ -43,7 +43,12 @@ def read_sentences(
     return info.read(split, data_dir)
 
 
-def _verify(name: str, split, all_splits, data_dir) -> None:  # noqa: ANN001
+def _verify(
+    name: str,
+    split: str | Iterable[str] | None,
+    all_splits: Iterable[str],
+    data_dir: str | Path | None,
+) -> None:
     """Check the split's files against the checksum manifest before reading them."""
     from probing.datasets.integrity import verify_files
     from probing.errors import DatasetNotFoundError

@@ -13,8 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.datasets.registry import dataset_path
+
+if TYPE_CHECKING:  # nltk is imported when WordNet is first read
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 DATA_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
 
@@ -92,7 +96,7 @@ def wordnet_pos(pos: str) -> str | None:
 
 
 @lru_cache(maxsize=2)
-def _reader(folder: Path):  # noqa: ANN202 - nltk has no type stubs
+def _reader(folder: Path) -> WordNetCorpusReader:
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -112,7 +116,7 @@ def _reader(folder: Path):  # noqa: ANN202 - nltk has no type stubs
         return _WordNet30Reader(str(folder), None)
 
 
-def wordnet(data_dir: str | Path | None = None):  # noqa: ANN201
+def wordnet(data_dir: str | Path | None = None) -> WordNetCorpusReader:
     """NLTK's ``WordNetCorpusReader`` over ``<data dir>/wordnet-3.0`` (cached per folder)."""
     return _reader(dataset_path("wordnet", data_dir).resolve())
 

@@ -8,6 +8,7 @@ fill-mask) and :class:`PairEncoder` (a segment-A/B input with attention).
 from __future__ import annotations
 
 import abc
+import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ class Encoder(abc.ABC):
         other.dtype = resolved
         return other
 
-    def _autocast(self):  # noqa: ANN202 - context manager for one forward pass
+    def _autocast(self) -> contextlib.AbstractContextManager[None]:  # for one forward pass
         device = getattr(self, "device", None)
         return batching.autocast(self.dtype, getattr(device, "type", "cpu"))
 

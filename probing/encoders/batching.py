@@ -14,10 +14,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.errors import InvalidArgumentError
+
+if TYPE_CHECKING:  # torch is imported where a device or autocast is asked for
+    import torch
 
 DEFAULT_BATCH_SIZE = 64  # sentences per forward pass, at most
 DEFAULT_MAX_TOKENS = 512  # padded positions (rows x longest row) per pass; more only pads more
@@ -98,7 +102,7 @@ def cpu_has_fast_bf16() -> bool:
     return False
 
 
-def resolve_device(device: str | None = None):  # noqa: ANN201 - torch.device
+def resolve_device(device: str | None = None) -> torch.device:
     """``None`` or ``"auto"``: CUDA when present, else CPU; anything else as given."""
     import torch
 
@@ -121,7 +125,7 @@ def resolve_dtype(dtype: str, device_type: str = "cpu") -> str:
     return name
 
 
-def autocast(dtype: str, device_type: str):  # noqa: ANN201 - a context manager
+def autocast(dtype: str, device_type: str) -> contextlib.AbstractContextManager[None]:
     """bf16 autocast for ``dtype == "bfloat16"`` (matmuls in bf16, sums and norms in
     fp32); a no-op context for float32."""
     if dtype != "bfloat16":

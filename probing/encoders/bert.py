@@ -17,6 +17,7 @@ import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -35,6 +36,10 @@ from probing.encoding import (
     to_float16,
 )
 from probing.errors import InputTooLongError, NoAttentionError
+
+if TYPE_CHECKING:
+    from transformers import BatchEncoding
+    from transformers.utils import ModelOutput
 
 # Tokenizers that need a prefix space to take pre-split words (byte-level BPE).
 _PREFIX_SPACE_TYPES = {
@@ -274,7 +279,7 @@ class TransformersEncoder(Encoder):
             for w, end in zip(batch, ends, strict=True)
         ]
 
-    def _run(self, inputs: Mapping[str, torch.Tensor], **options: bool):  # noqa: ANN202
+    def _run(self, inputs: Mapping[str, torch.Tensor], **options: bool) -> ModelOutput:
         """The base model's forward pass in this encoder's dtype."""
         model = self.model
         if self.dtype == "bfloat16":
@@ -315,7 +320,7 @@ class TransformersEncoder(Encoder):
         model_words: list[list[str]],
         pooling: Pooling,
         attentions: bool,
-        enc=None,  # noqa: ANN001 - the padded tokenization of model_words, when made already
+        enc: BatchEncoding | None = None,  # the padded tokenization of model_words, if made
     ) -> list[Encoding]:
         """One padded forward pass over sentences that fit the model."""
         if enc is None:

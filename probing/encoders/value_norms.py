@@ -16,7 +16,7 @@ value and output projections is :mod:`probing.encoders.surface`'s business.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -38,7 +38,7 @@ def transformed_value_norms(
     parts = model_parts(model)
     values: list[torch.Tensor | None] = [None] * len(parts.values)
 
-    def keep(i: int):  # noqa: ANN202 - a forward hook
+    def keep(i: int) -> Callable[[torch.nn.Module, tuple, torch.Tensor], None]:  # a forward hook
         def hook(_module: torch.nn.Module, _args: tuple, output: torch.Tensor) -> None:
             values[i] = output.detach()
 

@@ -13,11 +13,15 @@ from __future__ import annotations
 import math
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from probing.probes.results import ProbeResults
 from probing.probes.tasks import get_task
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORE_COLOR = "#4C78A8"
 CONTROL_COLOR = "#F58518"
@@ -160,7 +164,7 @@ def layer_curve(results: ProbeResults, metric: str | None = None) -> go.Figure:
     return fig
 
 
-def selectivity_band(layers: list, scores) -> go.Scatter:  # noqa: ANN001 - DataFrame rows
+def selectivity_band(layers: list, scores: pd.DataFrame) -> go.Scatter:
     """The selectivity's 95 % interval per layer (paired bootstrap: task and control scored
     on the same resampled sentences), as a filled band; x as given."""
     return go.Scatter(

@@ -15,13 +15,19 @@ and VBP form of each lemma) plus the irregular present forms of be/have/do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.interventions.hooks import mlm_logits, require_mlm
+
+if TYPE_CHECKING:
+    import contextlib
+
+    from probing.encoders.bert import TransformersMaskedLM
 
 IRREGULAR = {"be": ("is", "are"), "have": ("has", "have"), "do": ("does", "do")}
 _SUBJ = ("nsubj", "nsubj:pass")
@@ -223,7 +229,7 @@ def templated_cases(every: int = 1) -> list[AgreementCase]:
 # -- scoring ----------------------------------------------------------------------------------
 
 
-def single_piece_id(encoder, word: str) -> int | None:  # noqa: ANN001
+def single_piece_id(encoder: TransformersMaskedLM, word: str) -> int | None:
     """The vocabulary id of ``word`` as one sentence-internal piece, or None if it is not one."""
     pieces, word_ids = encoder.tokenize(["a", word])
     own = [p for p, w in zip(pieces, word_ids, strict=True) if w == 1]
@@ -243,7 +249,9 @@ class MaskedCases:
     kept: list[int]
 
 
-def prepare(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> MaskedCases:  # noqa: ANN001
+def prepare(
+    encoder: TransformersMaskedLM, cases: Sequence[AgreementCase], batch_size: int = 64
+) -> MaskedCases:
     """Tokenise each case with its verb masked; cases whose verb word or forms are not single
     pieces are left out (Goldberg's rule), as are sentences over 128 pieces."""
     require_mlm(encoder, "Agreement")
@@ -290,7 +298,11 @@ def prepare(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> Ma
 
 
 @torch.inference_mode()
-def margins(encoder, prepared: MaskedCases, intervention=None) -> np.ndarray:  # noqa: ANN001
+def margins(
+    encoder: TransformersMaskedLM,
+    prepared: MaskedCases,
+    intervention: Callable[[], contextlib.AbstractContextManager] | None = None,
+) -> np.ndarray:
     """logit(correct) - logit(wrong) at the mask for every kept case (n_kept,), with
     ``intervention()`` (a context manager) active during the forward passes."""
     import contextlib

@@ -35,13 +35,14 @@ from probing.interventions.masked_words import WordScores
 from probing.interventions.recompute import LayerHook, elmo_states, replacing, word_mask
 
 if TYPE_CHECKING:
+    from probing.encoders.elmo import ElmoEncoder
     from probing.interventions.erasure_run import ErasureSpec
 
 HookFactory = Callable[[torch.Tensor], LayerHook]  # (B, T) word mask -> hook
 ROLES_LM = ("subject", "attractor", "last word", "other")
 
 
-def _ids(encoder, chunk: Sequence[Sequence[str]]) -> torch.Tensor:  # noqa: ANN001
+def _ids(encoder: ElmoEncoder, chunk: Sequence[Sequence[str]]) -> torch.Tensor:
     from probing.encoders.elmo import batch_to_char_ids
 
     cfg = encoder.model.config
@@ -51,7 +52,9 @@ def _ids(encoder, chunk: Sequence[Sequence[str]]) -> torch.Tensor:  # noqa: ANN0
 
 
 @torch.inference_mode()
-def next_word_log_probs(encoder, words: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+def next_word_log_probs(
+    encoder: ElmoEncoder, words: Sequence[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The two LMs' log-probabilities over the vocabulary for one sentence: forward
     (n + 1, V), row ``i`` = P(word ``i`` | words before it), the last row P(``</S>`` | all);
     backward (n + 1, V), row ``i`` = P(word ``i - 1`` | words after it), row 0 P(``<S>`` | all)
@@ -68,7 +71,7 @@ def next_word_log_probs(encoder, words: Sequence[str]) -> tuple[torch.Tensor, to
 
 @torch.inference_mode()
 def score_words(
-    encoder,  # noqa: ANN001 - ElmoEncoder with a softmax
+    encoder: ElmoEncoder,  # with a softmax
     sentences: Sequence[Sequence[str]],
     intervention: HookFactory | None = None,
     batch_size: int = 32,
@@ -110,7 +113,7 @@ class BiLMEffect(MaskedLMEffect):
     """Erasure's LM effect for ELMo: bi-LM loss / top-1 on the held-out sentences' words with
     layer ``l`` erased (later layers recomputed) or randomly erased."""
 
-    def __init__(self, encoder, dataset: str, spec: ErasureSpec) -> None:  # noqa: ANN001
+    def __init__(self, encoder: ElmoEncoder, dataset: str, spec: ErasureSpec) -> None:
         from probing.interventions.data import labelled_sample
         from probing.interventions.stats import PairedBootstrap
 
@@ -130,7 +133,7 @@ class BiLMEffect(MaskedLMEffect):
 # -- agreement with the forward LM ------------------------------------------------------------
 
 
-def scorable(encoder, cases: Sequence[AgreementCase]) -> list[int]:  # noqa: ANN001
+def scorable(encoder: ElmoEncoder, cases: Sequence[AgreementCase]) -> list[int]:
     """Indices of the cases whose two verb forms are distinct LM-vocabulary words."""
     softmax = require_bilm(encoder, "Agreement with the forward LM")
     return [
@@ -140,7 +143,9 @@ def scorable(encoder, cases: Sequence[AgreementCase]) -> list[int]:  # noqa: ANN
     ]
 
 
-def _last_states(encoder, contexts: list[list[str]], hook: LayerHook | None) -> torch.Tensor:  # noqa: ANN001
+def _last_states(
+    encoder: ElmoEncoder, contexts: list[list[str]], hook: LayerHook | None
+) -> torch.Tensor:
     ids = _ids(encoder, contexts)
     states, _ = elmo_states(encoder, ids, hook, forward_only=True)
     top = states[-1][0]
@@ -149,7 +154,7 @@ def _last_states(encoder, contexts: list[list[str]], hook: LayerHook | None) -> 
 
 @torch.inference_mode()
 def forward_margins(
-    encoder,  # noqa: ANN001
+    encoder: ElmoEncoder,
     cases: Sequence[AgreementCase],
     kept: Sequence[int],
     batch_size: int = 128,
@@ -192,7 +197,11 @@ def _lm_role(case: AgreementCase, word: int) -> str:
     return role
 
 
-def lm_pair_batches(encoder, pairs: Sequence[tuple], batch_size: int = 128) -> list[LMPairBatch]:  # noqa: ANN001
+def lm_pair_batches(
+    encoder: ElmoEncoder,
+    pairs: Sequence[tuple[AgreementCase, AgreementCase, str]],
+    batch_size: int = 128,
+) -> list[LMPairBatch]:
     """(base case, source case, group) triples (as :func:`patching.make_batches` takes) ->
     batches of left contexts of equal length; pairs whose forms are not both in the LM
     vocabulary are left out.
@@ -247,21 +256,23 @@ def _copy_hook(layer: int, src: torch.Tensor, where: torch.Tensor) -> LayerHook:
 
 
 def _diff(
-    encoder, words: list[list[str]], ids: torch.Tensor, hook: LayerHook | None
-) -> torch.Tensor:  # noqa: ANN001
+    encoder: ElmoEncoder, words: list[list[str]], ids: torch.Tensor, hook: LayerHook | None
+) -> torch.Tensor:
     """log P(source's form) − log P(base's form) at the verb."""
     softmax = encoder.softmax
     logp = softmax.log_prob(_last_states(encoder, words, hook), chunk=256)
     return logp.gather(1, ids[:, 1:2]).squeeze(1) - logp.gather(1, ids[:, :1]).squeeze(1)
 
 
-def _source_states(encoder, batch: LMPairBatch) -> list[torch.Tensor]:  # noqa: ANN001
+def _source_states(encoder: ElmoEncoder, batch: LMPairBatch) -> list[torch.Tensor]:
     states, _ = elmo_states(encoder, _ids(encoder, batch.source), forward_only=True)
     return [f for f, _b in states]
 
 
 @torch.inference_mode()
-def patch_pairs_lm(encoder, batches: Sequence[LMPairBatch], n_boot: int = 1000) -> dict:  # noqa: ANN001
+def patch_pairs_lm(
+    encoder: ElmoEncoder, batches: Sequence[LMPairBatch], n_boot: int = 1000
+) -> dict:
     """Fraction of the forward LM's log-probability difference between the two verb forms
     moved per (layer, role), with pair-bootstrap CIs; the same layout as
     :func:`probing.interventions.patching.patch_pairs` (``heads`` None: an LSTM has none)."""
@@ -303,8 +314,8 @@ def patch_pairs_lm(encoder, batches: Sequence[LMPairBatch], n_boot: int = 1000) 
 
 
 def patch_all_positions_lm(
-    encoder, batch: LMPairBatch, layer: int
-) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+    encoder: ElmoEncoder, batch: LMPairBatch, layer: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(patched base, source) log-probability differences with every position of ``layer``
     copied from the source run: at the last layer the two must be equal."""
     with torch.inference_mode():

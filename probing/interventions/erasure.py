@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.errors import InvalidArgumentError, RankTooLargeError
+
+if TYPE_CHECKING:  # torch is imported where a model hook applies the map
+    import torch
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class Eraser:
         X = np.asarray(X, dtype=np.float32)
         return (X - ((X - self.bias) @ self.right.T) @ self.left.T).astype(np.float32)
 
-    def torch_apply(self, h):  # noqa: ANN001, ANN201 - torch tensor (..., dim) in and out
+    def torch_apply(self, h: torch.Tensor) -> torch.Tensor:  # (..., dim) in and out
         """The same map on a torch tensor (model hooks), in the tensor's dtype."""
         import torch
 

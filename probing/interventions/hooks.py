@@ -19,12 +19,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import torch
 
 from probing.encoders import surface
 from probing.encoders.surface import ModelParts
 from probing.errors import LayerOutOfRangeError, NoLMHeadError
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.elmo_softmax import ElmoSoftmax
 
 HiddenFn = Callable[[torch.Tensor], torch.Tensor]  # (B, T, D) -> (B, T, D)
 
@@ -56,7 +62,7 @@ def _heads_text() -> str:
     )
 
 
-def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
+def require_mlm(encoder: Encoder, what: str = "This intervention") -> TransformersMaskedLM:
     """The encoder itself when it has a masked-LM head (``info.lm_kind == "masked"``), else
     NoLMHeadError."""
     if encoder.info.lm_kind != "masked":
@@ -68,7 +74,7 @@ def require_mlm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN2
     return encoder
 
 
-def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN201
+def require_bilm(encoder: Encoder, what: str = "This intervention") -> ElmoSoftmax:
     """``encoder``'s bi-LM softmax (:class:`probing.encoders.elmo_softmax.ElmoSoftmax`) when it
     is an ELMo whose folder ships one, else NoLMHeadError."""
     info = encoder.info
@@ -82,7 +88,7 @@ def require_bilm(encoder, what: str = "This intervention"):  # noqa: ANN001, ANN
     return encoder.softmax
 
 
-def model_parts(encoder) -> ModelParts:  # noqa: ANN001 - TransformersMaskedLM
+def model_parts(encoder: TransformersMaskedLM) -> ModelParts:
     """The hook points of ``encoder``'s base model (:mod:`probing.encoders.surface`).
 
     Raises:
@@ -103,7 +109,7 @@ def check_layer(layer: int, n_layers: int) -> int:
     return int(layer)
 
 
-def _replace_output(out, fn: HiddenFn):  # noqa: ANN001, ANN202 - tensor or tuple
+def _replace_output(out: torch.Tensor | tuple, fn: HiddenFn) -> torch.Tensor | tuple:
     if isinstance(out, tuple):
         return (fn(out[0]), *out[1:])
     return fn(out)
@@ -161,7 +167,7 @@ def head_mask(parts: ModelParts, mask: torch.Tensor) -> Iterator[None]:
 
 
 def mlm_logits(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     inputs: dict[str, torch.Tensor],
     rows: torch.Tensor,
     cols: torch.Tensor,

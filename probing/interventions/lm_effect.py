@@ -15,9 +15,12 @@ from probing.interventions.data import labelled_sample
 from probing.interventions.stats import PairedBootstrap, est_fields
 
 if TYPE_CHECKING:
+    import contextlib
+
+    from probing.encoders.bert import TransformersMaskedLM
     from probing.interventions.erasure import Eraser
     from probing.interventions.erasure_run import ErasureSpec
-    from probing.interventions.masked_words import CleanStates, WordScores
+    from probing.interventions.masked_words import CleanStates, MaskedBatch, WordScores
 
 
 class MaskedLMEffect:
@@ -33,7 +36,7 @@ class MaskedLMEffect:
 
     states: CleanStates | None = None
 
-    def __init__(self, encoder, dataset: str, spec: ErasureSpec) -> None:  # noqa: ANN001
+    def __init__(self, encoder: TransformersMaskedLM, dataset: str, spec: ErasureSpec) -> None:
         from probing.interventions.masked_words import masked_batches, score_clean, word_order
 
         held = labelled_sample(dataset, "test", any_field(dataset), spec.heldout_sentences)
@@ -55,7 +58,7 @@ class MaskedLMEffect:
 
         parts = model_parts(self.encoder)
 
-        def during(batch):  # noqa: ANN001, ANN202
+        def during(batch: MaskedBatch) -> contextlib.AbstractContextManager[None]:
             pos = batch.word_pos.to(self.encoder.device)[..., None]
             return replaced_hidden(
                 parts, layer, lambda h: torch.where(pos, eraser.torch_apply(h), h)

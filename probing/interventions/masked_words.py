@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,6 +23,11 @@ from probing.interventions.hooks import (
     recorded_hidden,
     require_mlm,
 )
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from probing.encoders.bert import TransformersMaskedLM
 
 InterventionFn = Callable[[], contextlib.AbstractContextManager]
 
@@ -42,7 +48,7 @@ class MaskedBatch:
 
 
 def masked_batches(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     sentences: Sequence[Sequence[str]],
     *,
     every: int = 6,
@@ -73,7 +79,9 @@ def masked_batches(
     return [b for b in batches if b is not None]
 
 
-def _masked_batch(tok, group: list[tuple[int, list[str], int]], every: int) -> MaskedBatch | None:  # noqa: ANN001
+def _masked_batch(
+    tok: PreTrainedTokenizerBase, group: list[tuple[int, list[str], int]], every: int
+) -> MaskedBatch | None:
     """One batch of numbered sentences with the rule's words masked (None: no word masked)."""
     chunk = [words for _, words, _ in group]
     enc = tok(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
@@ -136,7 +144,7 @@ class WordScores:
 
 @torch.inference_mode()
 def score_masked(
-    encoder,  # noqa: ANN001
+    encoder: TransformersMaskedLM,
     batches: Sequence[MaskedBatch],
     intervention: Callable[[MaskedBatch], contextlib.AbstractContextManager] | None = None,
 ) -> WordScores:
@@ -157,7 +165,7 @@ def score_masked(
 
 
 def _head_scores(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     hidden: Sequence[torch.Tensor],
     batches: Sequence[MaskedBatch],
     chunk: int = 512,
@@ -204,7 +212,7 @@ class CleanStates:
 
 @torch.inference_mode()
 def score_clean(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     batches: Sequence[MaskedBatch],
 ) -> tuple[WordScores, CleanStates | None]:
     """:func:`score_masked` without intervention, and the pass's :class:`CleanStates`; None
@@ -236,7 +244,7 @@ def score_clean(
     return scores, (CleanStates(hidden, calls) if ok else None)
 
 
-def _tiled(x, k: int, B: int):  # noqa: ANN001, ANN202
+def _tiled(x: Any, k: int, B: int) -> Any:  # Any: whatever a block takes (tensor, cache, None)
     """A block argument for ``k`` copies of a batch of ``B`` stacked on the batch dim."""
     if isinstance(x, torch.Tensor) and x.dim() > 0 and x.shape[0] == B and k > 1:
         return x.repeat(k, *([1] * (x.dim() - 1)))
@@ -245,7 +253,7 @@ def _tiled(x, k: int, B: int):  # noqa: ANN001, ANN202
 
 @torch.inference_mode()
 def score_above(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     batches: Sequence[MaskedBatch],
     states: CleanStates,
     layer: int,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -38,6 +39,13 @@ from probing.interventions.hooks import (
     recorded_hidden,
     replaced_hidden,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    from transformers import BatchEncoding
+
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.interventions.stats import PairedBootstrap
 
 ROLES = ("subject", "attractor", "verb", "other")
 
@@ -55,13 +63,17 @@ class PairBatch:
     groups: list[str]
 
 
-def _tokenise(encoder, words: list[list[str]]):  # noqa: ANN001, ANN202
+def _tokenise(
+    encoder: TransformersMaskedLM, words: list[list[str]]
+) -> tuple[BatchEncoding, dict[str, torch.Tensor]]:
     enc = encoder.tokenizer(words, is_split_into_words=True, padding=True, return_tensors="pt")
     keys = ("input_ids", "attention_mask", "token_type_ids")
     return enc, {k: enc[k] for k in keys if k in enc}
 
 
-def pair_batches(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001
+def pair_batches(
+    encoder: TransformersMaskedLM, cases: Sequence[AgreementCase], batch_size: int = 64
+) -> list[PairBatch]:
     """Minimal pairs from templated cases: each case is a base, and its source is the same
     sentence with only the subject's number changed (the attractor stays as it is), so that
     both numbers of every instance give the two directions. Batched by piece length.
@@ -88,7 +100,11 @@ def templated_pairs(cases: Sequence[AgreementCase]) -> list[tuple]:
     return pairs
 
 
-def make_batches(encoder, pairs, batch_size: int = 64) -> list[PairBatch]:  # noqa: ANN001
+def make_batches(
+    encoder: TransformersMaskedLM,
+    pairs: Sequence[tuple[AgreementCase, AgreementCase, str]],
+    batch_size: int = 64,
+) -> list[PairBatch]:
     """(base case, source case, group) triples -> batches of equal piece length."""
     tok = encoder.tokenizer
     shaped: dict[int, list] = {}
@@ -169,7 +185,7 @@ def _attractor_offset(case: AgreementCase) -> int:
     return 1 if case.source == "across object relative" else 0
 
 
-def _at_mask(encoder, inputs: dict, mask: torch.Tensor) -> torch.Tensor:  # noqa: ANN001
+def _at_mask(encoder: TransformersMaskedLM, inputs: dict, mask: torch.Tensor) -> torch.Tensor:
     return mlm_logits(encoder, inputs, torch.arange(len(mask)), mask)  # (B, V)
 
 
@@ -181,7 +197,7 @@ def _diff(at: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 
 @torch.inference_mode()
 def patch_pairs(
-    encoder,  # noqa: ANN001
+    encoder: TransformersMaskedLM,
     batches: Sequence[PairBatch],
     n_boot: int = 1000,
     heads: bool = True,
@@ -197,7 +213,9 @@ def patch_pairs(
     for batch in batches:
         src_heads: dict[int, torch.Tensor] = {}
 
-        def keep(b: int, heads: torch.Tensor, store=src_heads) -> torch.Tensor:  # noqa: ANN001
+        def keep(
+            b: int, heads: torch.Tensor, store: dict[int, torch.Tensor] = src_heads
+        ) -> torch.Tensor:
             store[b] = heads.clone()
             return heads
 
@@ -217,7 +235,9 @@ def patch_pairs(
         for b in range(L if heads else 0):
             for h in range(H):
 
-                def put(_blk: int, heads: torch.Tensor, h=h, src=src_heads[b]) -> torch.Tensor:  # noqa: ANN001
+                def put(
+                    _blk: int, heads: torch.Tensor, h: int = h, src: torch.Tensor = src_heads[b]
+                ) -> torch.Tensor:
                     out = heads.clone()
                     out[:, :, h] = src[:, :, h]
                     return out
@@ -253,7 +273,7 @@ def patch_pairs(
     }
 
 
-def effect_grid(boot, moved: list[list], total) -> dict:  # noqa: ANN001 - PairedBootstrap
+def effect_grid(boot: PairedBootstrap, moved: list[list], total: np.ndarray) -> dict:
     """Per cell of ``moved`` (rows × columns of per-pair ``d_patched - d_base`` arrays) the
     fraction ``Σ moved / Σ total`` (``z``, ``lo``, ``hi``) and the mean change itself, in the
     unit of ``d`` (``moved``, ``moved_lo``, ``moved_hi``), with pair-bootstrap intervals."""
@@ -454,7 +474,9 @@ def _verb_forms(forms: tuple[str, str]) -> tuple[str, str]:
     return sg, pl
 
 
-def patch_all_positions(encoder, batch: PairBatch, layer: int) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+def patch_all_positions(
+    encoder: TransformersMaskedLM, batch: PairBatch, layer: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(patched base logits, source logits) at the mask, with every position of ``layer``
     copied from the source run: at the last layer the two must be equal (a check of the hooks)."""
     parts = model_parts(encoder)

@@ -9,18 +9,23 @@ with the residual connection as in :class:`probing.encoders.elmo.ElmoBiLm`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.interventions.hooks import check_layer, model_parts, recorded_hidden, replaced_hidden
 
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.elmo import ElmoEncoder
+
 VectorFn = Callable[[torch.Tensor], torch.Tensor]  # (..., dim) -> (..., dim)
 
 
 @torch.inference_mode()
 def layers_after(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM or ElmoEncoder
+    encoder: TransformersMaskedLM | ElmoEncoder,
     sentences: Sequence[Sequence[str]],
     layer: int,
     fn: VectorFn,
@@ -39,7 +44,9 @@ def layers_after(
     return out
 
 
-def _bert_layers(encoder, chunk: list[list[str]], layer: int, fn: VectorFn) -> list[np.ndarray]:  # noqa: ANN001
+def _bert_layers(
+    encoder: TransformersMaskedLM, chunk: list[list[str]], layer: int, fn: VectorFn
+) -> list[np.ndarray]:
     parts = model_parts(encoder)
     tok = encoder.tokenizer
     enc = tok(chunk, is_split_into_words=True, padding=True, return_tensors="pt")
@@ -77,7 +84,7 @@ the later layers read; both in sentence order, ``<S>``/``</S>`` included."""
 
 
 def elmo_states(
-    encoder,  # noqa: ANN001 - ElmoEncoder
+    encoder: ElmoEncoder,
     ids: torch.Tensor,
     hook: LayerHook | None = None,
     forward_only: bool = False,
@@ -144,7 +151,9 @@ def replacing(layer: int, fn: VectorFn, where: torch.Tensor) -> LayerHook:
     return hook
 
 
-def _elmo_layers(encoder, chunk: list[list[str]], layer: int, fn: VectorFn) -> list[np.ndarray]:  # noqa: ANN001
+def _elmo_layers(
+    encoder: ElmoEncoder, chunk: list[list[str]], layer: int, fn: VectorFn
+) -> list[np.ndarray]:
     from probing.encoders.elmo import batch_to_char_ids
 
     cfg = encoder.model.config

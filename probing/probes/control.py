@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 # words (unique types) -> one key per word: equal keys are one type for the control task
 TypeKeys = Callable[[Sequence[str]], Sequence[str]]
@@ -73,7 +77,7 @@ class ControlTask:
         return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
-def model_type_keys(encoder, chunk: int = 256) -> TypeKeys:  # noqa: ANN001 - an Encoder
+def model_type_keys(encoder: Encoder, chunk: int = 256) -> TypeKeys:
     """Type keys as ``encoder`` sees words: the word-piece strings it makes of each word.
 
     Uses only the encoder's public ``tokenize`` (its own normalisation: lower-casing and

@@ -28,12 +28,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing import config
 from probing.probes.defaults import DEFAULT_MAX_TRAIN_WORDS
 from probing.probes.settings import ProbeSettings
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.probes.results import ProbeResults
 
 COSTS_FILE = config.results_dir() / "run_costs.json"
 MDL_FITS = 10  # an MDL measurement costs about ten fits (its blocks)
@@ -244,8 +249,8 @@ def load_costs(path: str | os.PathLike[str] = COSTS_FILE) -> dict[tuple[str, str
     return dict(_parsed_costs(str(path), version))
 
 
-@functools.lru_cache(maxsize=4)
-def _parsed_costs(path: str, version: int) -> dict[tuple[str, str], RunCost]:  # noqa: ARG001
+@functools.lru_cache(maxsize=4)  # ``version`` is only part of the cache key
+def _parsed_costs(path: str, version: int) -> dict[tuple[str, str], RunCost]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -272,7 +277,7 @@ def cost_row(model: str, task: str, cost: RunCost) -> dict:
 
 
 def estimate_seconds(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     settings: ProbeSettings,
     costs: dict[tuple[str, str], RunCost] | None = None,
 ) -> tuple[float, float] | None:
@@ -310,7 +315,7 @@ def estimate_seconds(
     return extract, fit * fits + mixes
 
 
-def extraction_plan(encoder, settings: ProbeSettings) -> dict[str, tuple[int, bool]]:  # noqa: ANN001
+def extraction_plan(encoder: Encoder, settings: ProbeSettings) -> dict[str, tuple[int, bool]]:
     """Per split the run reads (train, dev, test: every one, whatever the task): (sentences,
     already in the feature cache?). A run extracts the splits that are not."""
     from probing.features import features_cached, split_size
@@ -350,7 +355,9 @@ class RunEstimate:
         return not self.from_last_run or self.extract_s > 0
 
 
-def estimate_run(encoder, settings: ProbeSettings, last=None) -> RunEstimate | str:  # noqa: ANN001
+def estimate_run(
+    encoder: Encoder, settings: ProbeSettings, last: ProbeResults | None = None
+) -> RunEstimate | str:
     """The estimate of a run of ``settings`` (``last``: the model's own stored run of them,
     whose fit time is used), or why there is none."""
     from probing.errors import ContextLensError

@@ -17,8 +17,12 @@ dependent's word type, as a POS control label is of the word's.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from probing.features import Features
 
 
 def base_relation(deprel: str) -> str:
@@ -26,7 +30,7 @@ def base_relation(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
-def arc_rows(feats) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - Features
+def arc_rows(feats: Features) -> tuple[np.ndarray, np.ndarray]:
     """Feature rows of each gold arc's dependent and head, (n_arcs,) each.
 
     Needs every word of each sentence in ``feats`` (in word order), with a ``head`` field.
@@ -121,7 +125,7 @@ class ArcFeatures:
         return self.select(np.sort(rng.choice(self.n_words, size=max_words, replace=False)))
 
 
-def arc_features(feats, product: bool = False) -> ArcFeatures:  # noqa: ANN001 - Features
+def arc_features(feats: Features, product: bool = False) -> ArcFeatures:
     """Every gold arc of ``feats`` (Features with ``head`` and ``deprel``; see the module
     doc) as an :class:`ArcFeatures`; ``product`` adds head ∘ dependent (Liu et al. 2019)."""
     if "deprel" not in feats.fields:

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+
+if TYPE_CHECKING:  # torch is imported where a fit runs, not with the module
+    import torch
 
 DEFAULT_CS: tuple[float, ...] = (0.01, 0.1, 1.0)
 _CHUNK = 65_536  # rows per prediction pass
@@ -146,7 +150,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self._memory, self._y_idx = None, None
         return self
 
-    def _fit(self, X, y, X_dev, y_dev) -> LinearProbe:  # noqa: ANN001
+    def _fit(
+        self, X: np.ndarray, y: Sequence, X_dev: np.ndarray | None, y_dev: Sequence | None
+    ) -> LinearProbe:
         import torch
 
         from probing.encoders.batching import resolve_device
@@ -213,7 +219,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self._keep(W_best, b_best)
         return self
 
-    def _start(self, C: float, dim: int):  # noqa: ANN202 - (W, b) tensors
+    def _start(self, C: float, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Where the first fit starts: ``init``'s solution at C (or its nearest C) when it
         fits this problem, else zeros."""
         import torch
@@ -237,7 +243,9 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         W, b = path[min(path, key=lambda c: abs(np.log(c / C)))]
         return torch.tensor(W, device=self.device_), torch.tensor(b, device=self.device_)
 
-    def _lbfgs(self, X, yt, W, b, C: float):  # noqa: ANN001, ANN202 - tensors
+    def _lbfgs(
+        self, X: torch.Tensor, yt: torch.Tensor, W: torch.Tensor, b: torch.Tensor, C: float
+    ) -> torch.Tensor:
         """Minimise the objective for one C from (W, b); returns the new W, updates ``b`` in
         place.
 
@@ -268,19 +276,19 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
             line_search_fn="strong_wolfe",
         )
 
-        def weights():  # noqa: ANN202 - (W, b) from the optimiser's coordinates
+        def weights() -> tuple[torch.Tensor, torch.Tensor]:  # from the optimiser's coordinates
             if P is None:
                 return V, c
             return M @ V @ P, M @ c
 
-        def objective():  # noqa: ANN202
+        def objective() -> torch.Tensor:
             W, b_ = weights()
             w_raw = W / self.scale_
             logits = torch.addmm(b_ - w_raw @ self.mean_, X, w_raw.T)
             loss = torch.nn.functional.cross_entropy(logits, yt)
             return loss + 0.5 * l2 * (W * W).sum()
 
-        def closure():  # noqa: ANN202
+        def closure() -> torch.Tensor:
             opt.zero_grad()
             loss = objective()
             loss.backward()
@@ -308,12 +316,12 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
         self.path_[C] = (W.cpu().numpy().copy(), b.detach().cpu().numpy().copy())
         return W
 
-    def _keep(self, W, b) -> None:  # noqa: ANN001
+    def _keep(self, W: torch.Tensor, b: torch.Tensor) -> None:
         self.coef_ = W.detach().cpu().numpy().copy()
         self.intercept_ = b.detach().cpu().numpy().copy()
         self._W, self._b = W.detach().clone(), b.detach().clone()
 
-    def _standardise(self, Xt):  # noqa: ANN001, ANN202 - (n, dim) float32 tensor
+    def _standardise(self, Xt: torch.Tensor) -> torch.Tensor:  # (n, dim) float32
         return (Xt - self.mean_) / self.scale_
 
     # -- prediction -------------------------------------------------------------------------
@@ -354,7 +362,7 @@ class LinearProbe(ClassifierMixin, BaseEstimator):
                 yield (torch.softmax(s, dim=1) if softmax else s).cpu().numpy()
 
 
-def _chunked_moments(Xt, chunk: int = 8_192):  # noqa: ANN001, ANN202
+def _chunked_moments(Xt: torch.Tensor, chunk: int = 8_192) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-column mean and variance in float64 (two passes, as the whole-matrix formula)
     without a float64 copy of the matrix: at most ``chunk`` rows in float64 at a time."""
     import torch
@@ -370,7 +378,9 @@ def _chunked_moments(Xt, chunk: int = 8_192):  # noqa: ANN001, ANN202
     return mean, acc / n
 
 
-def _whitening(Xt, mean, scale):  # noqa: ANN001, ANN202 - tensors
+def _whitening(
+    Xt: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """P = (Σ + εI)^-1/2 and S = P^-1 (dim x dim, float32), Σ the correlation matrix of the
     standardised features estimated on at most ``_WHITEN_ROWS`` evenly spaced rows.
 
@@ -390,7 +400,13 @@ def _whitening(Xt, mean, scale):  # noqa: ANN001, ANN202 - tensors
     return P.float(), S.float()
 
 
-def _inject_memory(opt, memory, l2: float, M, P) -> None:  # noqa: ANN001
+def _inject_memory(
+    opt: torch.optim.LBFGS,
+    memory: tuple[float, list[torch.Tensor], list[torch.Tensor]] | None,
+    l2: float,
+    M: torch.Tensor,
+    P: torch.Tensor,
+) -> None:
     """Start ``opt`` (a fresh L-BFGS over [V, c]) with the curvature pairs of the previous
     C's run on the same data, each y shifted for the change of penalty.
 
@@ -442,7 +458,9 @@ def _inject_memory(opt, memory, l2: float, M, P) -> None:  # noqa: ANN001
     )
 
 
-def _class_whitening(X, W, b, mean, scale):  # noqa: ANN001, ANN202 - tensors
+def _class_whitening(
+    X: torch.Tensor, W: torch.Tensor, b: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """M = (A + εI)^-1/2 and M^-1 (k x k, float32), A = mean_i(diag(p_i) - p_i p_i^T) the
     softmax's curvature over classes at (W, b), normalised to mean diagonal 1, on at most
     ``_WHITEN_ROWS`` evenly spaced rows (a forward pass over a tenth of the data or less).
@@ -509,7 +527,7 @@ def _unpacked(value: object) -> object:
     return value
 
 
-def _unpacked_device(device: str):  # noqa: ANN202 - a torch.device
+def _unpacked_device(device: str) -> torch.device:
     """``device`` where this process has it, else the CPU."""
     import torch
 

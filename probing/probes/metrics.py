@@ -223,7 +223,15 @@ def seed_estimate(
     return Estimate(est.value, est.ci_low, est.ci_high, n, sd)
 
 
-def _resampled(y_true, y_pred, metric, n_boot, rng, level, groups) -> Estimate:  # noqa: ANN001
+def _resampled(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    n_boot: int,
+    rng: np.random.Generator,
+    level: float,
+    groups: Sequence | None,
+) -> Estimate:
     """Bootstrap of any ``metric(y_true, y_pred)`` by explicit resampling (items or groups)."""
     n = int(y_true.shape[0])
     point = float(metric(y_true, y_pred))

@@ -28,9 +28,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+
+if TYPE_CHECKING:  # torch is imported where a fit runs, not with the module
+    import torch
+
+    from probing.encoders.scalar_mix import ScalarMix
 
 _CHUNK = 16_384  # words per pass when predicting or computing statistics, at most
 _CHUNK_BYTES = 128 * 2**20  # and at most this much float64 per pass (13 x 768 dims: 1,365 words)
@@ -192,7 +198,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
 
     # -- internals ------------------------------------------------------------------------
 
-    def _optimiser(self, n: int):  # noqa: ANN202 - (torch optimiser, l2 or None)
+    def _optimiser(self, n: int) -> tuple[torch.optim.Adam, float | None]:
         """Adam over the mix and the classifier, and the classifier's L2 strength on the
         mean loss of ``n`` words: with the members' penalty (``C``) γ is held at 1 and the
         L2 is in the loss instead of Adam's weight decay."""
@@ -222,7 +228,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         """float32 (L, B, D) standardised per layer and dimension (a new array)."""
         return _standardised(X, self.mean_, self.std_)
 
-    def _mix(self, x):  # noqa: ANN001, ANN202 - (L, B, D) tensor -> (B, D)
+    def _mix(self, x: torch.Tensor) -> torch.Tensor:  # (L, B, D) -> (B, D)
         # γ · Σ_j softmax(s)_j h_j as one contraction (ScalarMix's formula, vectorised).
         return self.mix_.gamma * torch_tensordot(self.mix_.weights, x)
 
@@ -261,7 +267,7 @@ def _standardised(X: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarra
     return x
 
 
-def torch_tensordot(w, x):  # noqa: ANN001, ANN201 - (L,), (L, B, D) -> (B, D)
+def torch_tensordot(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:  # (L,), (L, B, D) -> (B, D)
     import torch
 
     return torch.tensordot(w.to(x.dtype), x, dims=1)
@@ -282,7 +288,7 @@ def _layer_stats(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return mean.astype(np.float32), std.astype(np.float32)
 
 
-def mix_weights(mix) -> tuple[np.ndarray, float]:  # noqa: ANN001 - probing.encoders.scalar_mix.ScalarMix
+def mix_weights(mix: ScalarMix) -> tuple[np.ndarray, float]:
     """(softmax weights (n_layers,) summing to 1, γ) of a ScalarMix module."""
     import torch
 

@@ -15,12 +15,16 @@ claim with an interval (:mod:`probing.probes.compare`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from probing.probes.compare import Engine, Replicates, SentenceCounts, compare
+
+if TYPE_CHECKING:  # torch is imported where a fit runs, not with the module
+    from torch import nn
 
 
 class MLPProbe(BaseEstimator, ClassifierMixin):
@@ -113,7 +117,7 @@ class MLPProbe(BaseEstimator, ClassifierMixin):
         self.net_ = net.eval()
         return self
 
-    def _net(self, dim: int, n_classes: int):  # noqa: ANN202 - a torch module
+    def _net(self, dim: int, n_classes: int) -> nn.Sequential:
         import torch.nn as nn
 
         return nn.Sequential(
@@ -145,8 +149,8 @@ def capacity_selectivity(
     c_te: np.ndarray,
     sentence: np.ndarray,
     n_sentences: int,
-    linear,  # noqa: ANN001 - a fitted-on-demand estimator factory: () -> estimator
-    mlp,  # noqa: ANN001 - () -> MLPProbe
+    linear: Callable[[], ClassifierMixin],  # a factory of fresh estimators
+    mlp: Callable[[], MLPProbe],
     engine: Engine | None = None,
 ) -> dict:
     """Task and control accuracy of two probe families on the same words, paired.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from probing.probes.results import ProbeResults
 from probing.probes.runners.base import first_word_of_mwes as _first_word_of_mwes
 from probing.probes.saved import SavedProbes
 from probing.probes.tasks import get_task
+
+if TYPE_CHECKING:
+    from probing.features import Features
+    from probing.probes.edge import ArcFeatures
 
 COUNTS_DIR = "sentence-scores"
 
@@ -61,7 +66,7 @@ def unit_of(dataset: str, split: str = "test") -> str:
     return f"{dataset}:{split}"
 
 
-def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredCounts:  # noqa: ANN001
+def reapplied_counts(results: ProbeResults, saved: SavedProbes, test: Features) -> StoredCounts:
     """Counts per layer of the saved probes on ``test`` (:class:`~probing.features.Features`
     of the run's data set and test split, every word: the label field is selected here)."""
     spec = get_task(results.task)
@@ -101,7 +106,9 @@ def reapplied_counts(results: ProbeResults, saved: SavedProbes, test) -> StoredC
     return StoredCounts(unit_of(results.dataset), n_sent, cells)
 
 
-def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> StoredCounts:  # noqa: ANN001
+def refit_seeds(
+    results: ProbeResults, saved: SavedProbes, train: Features, test: Features
+) -> StoredCounts:
     """Counts of every seed of a run whose seeds drew their own training samples: the
     first seed from its saved probe, the others refitted as the run fitted them (the same
     sample of ``train``, the committed C, the seed as ``random_state``). ``train`` and
@@ -112,7 +119,7 @@ def refit_seeds(results: ProbeResults, saved: SavedProbes, train, test) -> Store
     first = reapplied_counts(results, saved, test)
     seeds = list(results.meta.seeds or [results.meta.seed or 0])
 
-    def prepared(f):  # noqa: ANN001, ANN202 - as probe_features prepares a split
+    def prepared(f: Features) -> Features | ArcFeatures:  # as probe_features prepares a split
         f = f.with_label(spec.field_for(results.dataset))
         if spec.per_expression:
             f = _first_word_of_mwes({"x": f})["x"]

@@ -257,7 +257,7 @@ def summary(results: ProbeResults) -> str:
     return "\n".join(lines)
 
 
-def _json_value(v):  # noqa: ANN001, ANN202
+def _json_value(v: object) -> object:
     if v is None or v is pd.NA:
         return None
     if isinstance(v, (np.integer,)):
@@ -267,7 +267,7 @@ def _json_value(v):  # noqa: ANN001, ANN202
     return v
 
 
-def _jsonable(obj):  # noqa: ANN001, ANN202
+def _jsonable(obj: object) -> object:
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -23,11 +23,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.errors import DataFormatError
 from probing.io import atomic_write, atomic_write_json
+
+if TYPE_CHECKING:
+    from probing.probes.linear import LinearProbe
 
 FORMAT = 1
 
@@ -127,7 +131,7 @@ def _wsd_lemmas(probes: dict, max_bytes: int) -> dict:
     }
 
 
-def _linear(probe) -> tuple[np.ndarray, ...]:  # noqa: ANN001 - a fitted LinearProbe
+def _linear(probe: LinearProbe) -> tuple[np.ndarray, ...]:  # fitted (or the older sklearn one)
     """(mean, scale, coef, intercept) of the torch probe, or of the older scikit-learn one."""
     if getattr(probe, "mean_", None) is not None:
         to_np = lambda t: np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t)  # noqa: E731

@@ -29,6 +29,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from probing.probes.metrics import bootstrap_ci
 from probing.probes.results import ProbeResults, typed_table
 from probing.probes.sentence_pooling import missing_for_pooling, sentence_vector, strategies_for
 from probing.probes.tasks import get_task
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 ProbeProgress = Callable[[str, int, int], None]
 DEFAULT_PER_DOC: dict[str, int] = {"train": 20, "dev": 20, "test": 50}
@@ -80,7 +84,7 @@ def sample_sentences(split: str, per_doc: int | None, seed: int = 0) -> tuple[li
 
 
 def encode_sentences(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     sentences: Sequence,
     strategies: Sequence[str],
     progress: Callable[[int, int], None] | None = None,
@@ -105,7 +109,14 @@ def encode_sentences(
     return {s: np.stack(v, axis=1) for s, v in vecs.items()}, np.stack(static).astype(np.float32)
 
 
-def _cached_split(encoder, split: str, per_doc: int | None, seed: int, strategies, progress):  # noqa: ANN001, ANN202
+def _cached_split(
+    encoder: Encoder,
+    split: str,
+    per_doc: int | None,
+    seed: int,
+    strategies: Sequence[str],
+    progress: Callable[[int, int], None] | None,
+) -> SentenceSet:
     """Encode a split once per (model, sampling); kept as .npz under the cache folder."""
     spec = {
         "model": encoder.info.name,
@@ -136,7 +147,7 @@ def _cached_split(encoder, split: str, per_doc: int | None, seed: int, strategie
 
 
 def probe_sentences(
-    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name for load_encoder
+    encoder_or_name: Encoder | str,  # a name for load_encoder
     task: str = "genre",
     dataset: str = "brown",
     strategies: Sequence[str] | None = None,
@@ -234,7 +245,16 @@ def probe_sentences(
     return out
 
 
-def _fit_strategy(sets, strategy, model, task, dataset, seed, Cs, n_boot):  # noqa: ANN001, ANN202
+def _fit_strategy(
+    sets: dict[str, SentenceSet],
+    strategy: str,
+    model: str,
+    task: str,
+    dataset: str,
+    seed: int,
+    Cs: Sequence[float],
+    n_boot: int,
+) -> tuple[list[dict], dict[str, float]]:
     tr, dev, te = sets["train"], sets["dev"], sets["test"]
     groups = np.unique(te.docs, return_inverse=True)[1]
     rows: list[dict] = []
@@ -290,7 +310,7 @@ def _layer_index(layer: int | str, n_layers: int) -> int:
 
 
 def paired_difference(
-    encoder_or_name,  # noqa: ANN001 - an Encoder or a model name
+    encoder_or_name: Encoder | str,
     strategy_a: str,
     strategy_b: str,
     layer: int | str = "last",

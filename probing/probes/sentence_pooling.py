@@ -25,11 +25,15 @@ already removed by the encoder). Asking it for ``cls`` or ``attention`` raises
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.encoding import Encoding, ModelInfo
 from probing.errors import PoolingUnavailableError
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 STRATEGIES: tuple[str, ...] = ("cls", "mean", "attention", "max")
 ELMO_NO_CLS = (
@@ -155,7 +159,7 @@ def similarity_matrices(vectors: np.ndarray) -> np.ndarray:
 
 
 def pooled_similarities(
-    encoder,  # noqa: ANN001 - any Encoder
+    encoder: Encoder,
     sentences: Sequence[str] | Sequence[Sequence[str]],
     strategies: Sequence[str] | None = None,
 ) -> dict[str, np.ndarray]:

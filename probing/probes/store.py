@@ -17,12 +17,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing import config
 from probing.io import atomic_write, cache_writes
 from probing.probes.meta import RunMeta
 from probing.probes.results import ProbeResults
 from probing.probes.settings import ProbeSettings
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 Reader = Callable[[Path], "ProbeResults | None"]
 
@@ -42,7 +46,7 @@ def stored_path(settings: ProbeSettings, fingerprint: str) -> Path:
     return config.cache_dir() / "probe_results" / f"{stem}__{digest}.json"
 
 
-def stored_path_of(settings: ProbeSettings, encoder) -> Path:  # noqa: ANN001 - any Encoder
+def stored_path_of(settings: ProbeSettings, encoder: Encoder) -> Path:
     """:func:`stored_path` for the weights ``encoder`` holds."""
     from probing.features import model_fingerprint
 
@@ -109,7 +113,7 @@ def read_json(path: Path) -> ProbeResults | None:
 
 def find_stored(
     settings: ProbeSettings,
-    encoder,  # noqa: ANN001 - any Encoder: its fingerprint and layer count
+    encoder: Encoder,  # its fingerprint and layer count
     read: Reader = read_json,
     results_dir: Path | None = None,
 ) -> StoredRun | None:

@@ -31,12 +31,18 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree, shortest_path
 from scipy.stats import rankdata, spearmanr
 
 from probing.probes.metrics import Estimate, centre_of_gravity
+
+if TYPE_CHECKING:  # torch is imported where a fit runs, not with the module
+    import torch
+
+    from probing.features import Features
 
 PUNCT = "PUNCT"
 SPEARMAN_LENGTHS = (5, 50)
@@ -203,7 +209,14 @@ class StructuralProbe:
         self.dev_loss_ = best
         return self
 
-    def _loss(self, B, x, y, lengths, mask):  # noqa: ANN001, ANN202 - torch tensors
+    def _loss(
+        self,
+        B: torch.Tensor,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        lengths: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> torch.Tensor:
         z = x @ B.T  # (b, T, rank)
         lengths = lengths.to(z.dtype)
         if self.kind == "distance":
@@ -229,7 +242,9 @@ class StructuralProbe:
         return np.maximum(sq[:, None] + sq[None, :] - 2 * z @ z.T, 0.0)
 
 
-def _batches(X, targets, kind: str, size: int) -> list:  # noqa: ANN001
+def _batches(
+    X: Sequence[np.ndarray], targets: Sequence[np.ndarray], kind: str, size: int
+) -> list[tuple[torch.Tensor, ...]]:
     """Length-sorted padded batches (x, y, lengths, mask) as torch tensors."""
     import torch
 
@@ -428,7 +443,7 @@ class TreeSentences:
     punct: list[np.ndarray]
 
     @classmethod
-    def from_features(cls, feats) -> TreeSentences:  # noqa: ANN001 - Features
+    def from_features(cls, feats: Features) -> TreeSentences:
         """Group the rows of features that carry ``head`` and ``upos`` by sentence."""
         if "head" not in feats.fields or "upos" not in feats.fields:
             raise KeyError("structural probes need the 'head' and 'upos' fields (UD CoNLL-U)")

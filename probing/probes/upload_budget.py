@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from probing import config
 from probing.datasets.types import Sentence
 from probing.errors import ResourceLimitError
+from probing.probes.tasks import get_task
 
-STRUCTURAL_TASKS = ("dep-distance", "dep-depth")
 PIECES_PER_WORD = 2.0  # subword pieces per word, generous (UD-EWT with WordPiece: ~1.3)
 TREE_BATCH = 20  # sentences per structural-probe training batch (StructuralProbe.batch_size)
 # Live (T x T) float32 blocks per training sentence: target, prediction, |pred - y|, mask,
@@ -40,9 +40,12 @@ def _mb(n_bytes: float) -> str:
 def sentence_cap(task: str) -> int | None:
     """Most words per uploaded sentence for ``task`` on this server (None: no cap)."""
     lim = config.limits()
-    return (
-        lim.max_tree_sentence_words if task in STRUCTURAL_TASKS else lim.max_upload_sentence_words
-    )
+    return lim.max_tree_sentence_words if _is_tree(task) else lim.max_upload_sentence_words
+
+
+def _is_tree(task: str) -> bool:
+    """Structural probes (tree distance, depth) hold per-sentence targets in memory."""
+    return get_task(task).kind == "structural"
 
 
 def estimate_bytes(lengths: Sequence[int], task: str, n_layers: int, dim: int) -> int:
@@ -53,7 +56,7 @@ def estimate_bytes(lengths: Sequence[int], task: str, n_layers: int, dim: int) -
     features = n_words * n_layers * dim * 2 + 2 * n_words * dim * 4
     forward = longest * PIECES_PER_WORD * (n_layers + 1) * dim * 4 * 2
     total = features + forward
-    if task == "dep-distance":
+    if get_task(task).kind == "structural" and get_task(task).variant == "distance":
         targets = sum(n * n for n in lengths) * (8 + 4)  # float64 distances, float32 batch
         # shortest_path on the longest sentence: a dense adjacency matrix and its result
         path = 2 * longest * longest * 8
@@ -76,7 +79,7 @@ def check_upload_size(
     if cap is not None:
         for s in sentences:
             if len(s.words) > cap:
-                why = " (its tree distances grow as n x n)" if task in STRUCTURAL_TASKS else ""
+                why = " (its tree distances grow as n x n)" if _is_tree(task) else ""
                 raise ResourceLimitError(
                     f"Sentence {s.sent_id} of {name} has {len(s.words):,} words; for the "
                     f"{task} probe this server takes sentences of at most {cap:,} words{why}. "

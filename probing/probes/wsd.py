@@ -19,6 +19,7 @@ a backoff sense is unanswered, which lowers recall but not precision.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -151,7 +152,7 @@ class MostFrequentSense(BaseEstimator):
         return np.asarray(out, dtype=str)
 
 
-def first_sense_backoff(data_dir=None) -> Callable[[str], str | None]:  # noqa: ANN001
+def first_sense_backoff(data_dir: str | Path | None = None) -> Callable[[str], str | None]:
     """``f(lemma key) -> WordNet first sense key`` (memoised), from the WordNet in the data dir."""
     from functools import cache
 
@@ -165,7 +166,7 @@ def first_sense_backoff(data_dir=None) -> Callable[[str], str | None]:  # noqa: 
     return backoff
 
 
-def only_sense_backoff(data_dir=None) -> Callable[[str], str | None]:  # noqa: ANN001
+def only_sense_backoff(data_dir: str | Path | None = None) -> Callable[[str], str | None]:
     """The non-leaky backoff: ``f(lemma key) -> its sense key`` when WordNet has exactly
     one sense for the lemma, else None (abstain). WordNet's *first* sense is ordered by
     the semantic concordances' tag counts, SemCor's test documents among them: backing off
@@ -190,12 +191,12 @@ def is_placeholder(sense_key: str) -> bool:
     return str(sense_key) in PLACEHOLDERS
 
 
-def wordnet_sense_count(key: str, data_dir=None) -> int:  # noqa: ANN001
+def wordnet_sense_count(key: str, data_dir: str | Path | None = None) -> int:
     """How many WordNet 3.0 senses the lemma key ``lemma%pos`` has (0 if none)."""
     return _sense_counts(data_dir).get(key, 0)
 
 
-def _sense_counts(data_dir=None) -> dict[str, int]:  # noqa: ANN001
+def _sense_counts(data_dir: str | Path | None = None) -> dict[str, int]:
     from probing.datasets.registry import dataset_path
     from probing.datasets.wordnet import sense_keys
 

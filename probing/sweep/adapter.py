@@ -12,6 +12,11 @@ import os
 import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from probing.features import Features
+    from probing.probes.results import ProbeResults
 
 # What every worker process runs with: one BLAS/OpenMP thread (a worker per core, not a
 # worker per core times threads) and passive OpenMP waiting, without which two torch
@@ -152,7 +157,7 @@ def fit(cell: dict, cache_dir: str, data_dir: str) -> dict:
     }
 
 
-def open_split(folder: str, key: str, sample: int | None, layer: int):  # noqa: ANN201
+def open_split(folder: str, key: str, sample: int | None, layer: int) -> Features:
     """One layer of an extracted split: the cache entry, or its seeded ``sample`` of sentences
     (exactly the view :func:`~probing.features.extract_features` returned)."""
     from probing import features
@@ -168,7 +173,9 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def probe_results(model: str, task: str, dataset: str, rows: list[dict], meta: dict):  # noqa: ANN201
+def probe_results(
+    model: str, task: str, dataset: str, rows: list[dict], meta: dict
+) -> ProbeResults:
     """A :class:`~probing.probes.run.ProbeResults` from merged cell rows (tidy records)."""
     import numpy as np
 

@@ -139,7 +139,7 @@ class RayExecutor:
             self._ray.shutdown()
 
 
-def import_ray():  # noqa: ANN201 - the ray module
+def import_ray() -> types.ModuleType:
     """Ray, or a typed error that says how to install it."""
     try:
         import ray

@@ -17,7 +17,7 @@ from probing import config
 from probing.sweep import adapter
 from probing.sweep.estimate import check_sweep_time
 from probing.sweep.executors import make_executor
-from probing.sweep.grid import ExtractJob, cells_for, extraction_jobs, n_cells
+from probing.sweep.grid import Cell, ExtractJob, cells_for, extraction_jobs, n_cells
 from probing.sweep.merge import merge
 from probing.sweep.resolve import resolve
 from probing.sweep.spec import SweepSpec
@@ -159,7 +159,7 @@ class _State:
         self.tick(f"extract {job.id}")
         return todo
 
-    def fitted(self, cell, value: dict) -> None:  # noqa: ANN001 - grid.Cell
+    def fitted(self, cell: Cell, value: dict) -> None:
         results = value["results"]
         results["meta"]["layer_names"] = self.layer_names.get(cell.model, [])
         record = {
@@ -181,5 +181,5 @@ class _State:
         self.tick(cell.id)
 
 
-def _cell_args(cell) -> dict:  # noqa: ANN001 - grid.Cell
+def _cell_args(cell: Cell) -> dict:
     return {**asdict(cell), "features": [list(f) for f in cell.features]}

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
 from probing.errors import JobStoppedError
 from ui import background, jobs
+
+if TYPE_CHECKING:
+    from ui.background import ProgressSink
 
 
 @pytest.fixture
@@ -21,8 +26,8 @@ def closed_tab(monkeypatch):
     jobs._gate.clear()
 
 
-def _work(release: threading.Event):  # noqa: ANN202
-    def work(sink) -> str:  # noqa: ANN001
+def _work(release: threading.Event) -> Callable[[ProgressSink], str]:
+    def work(sink: ProgressSink) -> str:
         sink.progress(0.5, "half way")
         deadline = time.monotonic() + 20
         while not release.is_set() and time.monotonic() < deadline:

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import h5py
@@ -113,7 +114,7 @@ def test_a_5000_character_model_name(capsys):
     assert "5,000 characters" in cli_error(capsys, ["encode", "hi", "--model", "b" * 5000])
 
 
-def _elmo(tmp_path: Path, edit) -> Path:  # noqa: ANN001 - (options dict) -> None
+def _elmo(tmp_path: Path, edit: Callable[[dict], None]) -> Path:
     folder = tmp_path / "elmo"
     folder.mkdir()
     options = json.loads((FIXTURE / "options.json").read_text())

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+import types
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -17,6 +19,11 @@ from streamlit.testing.v1 import AppTest
 from probing import config
 from probing.budget import rss_bytes
 from probing.errors import ResourceLimitError
+
+if TYPE_CHECKING:
+    from probing.analyses.fill_mask import MaskPrediction
+    from probing.encoders.base import Encoder
+    from probing.probes.results import ProbeResults
 
 REPO = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
@@ -59,7 +66,7 @@ def conllu_file(sentences: list[list[dict]]) -> bytes:
     return ("\n\n".join(blocks) + "\n\n").encode()
 
 
-def refuse_encoding(encoder, monkeypatch) -> list:  # noqa: ANN001 - an Encoder
+def refuse_encoding(encoder: Encoder, monkeypatch: pytest.MonkeyPatch) -> list:
     """Make ``encoder.encode`` record its calls and fail: nothing may be encoded."""
     calls: list = []
 
@@ -196,7 +203,7 @@ def shown_text(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
-def demo_page(page: str, monkeypatch, tmp_path) -> AppTest:  # noqa: ANN001
+def demo_page(page: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AppTest:
     monkeypatch.setenv("CONTEXTLENS_DEMO", "1")
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "cache"))
     return AppTest.from_file(str(REPO / "pages" / page), default_timeout=180)
@@ -210,7 +217,12 @@ def test_oversized_sentence_parameter_is_refused_before_work(minilm, monkeypatch
     seen: list[int] = []
     real = view.fill_mask
 
-    def fill_mask(encoder, text, *args, **kwargs):  # noqa: ANN001, ANN202
+    def fill_mask(
+        encoder: Encoder,
+        text: str,
+        *args: Any,
+        **kwargs: Any,  # Any: passed on as given
+    ) -> list[MaskPrediction]:
         seen.append(len(text))
         return real(encoder, text, *args, **kwargs)
 
@@ -354,7 +366,9 @@ def results_copy(tmp_path) -> Path:
     return root
 
 
-def page_naming_a_bad_file(page: str, view, results: Path, bad: str, monkeypatch) -> AppTest:  # noqa: ANN001
+def page_naming_a_bad_file(
+    page: str, view: types.ModuleType, results: Path, bad: str, monkeypatch: pytest.MonkeyPatch
+) -> AppTest:
     """Run ``page`` on ``results`` for minilm-l6: no error or exception, one warning naming
     ``bad``."""
     monkeypatch.setattr(view, "RESULTS_DIR", results)
@@ -399,7 +413,9 @@ def test_cli_probe_outputs_are_written_atomically(tmp_path, monkeypatch):
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert sorted(before) == [f"{stem}.{ext}" for ext in ("csv", "html", "json")]
 
-    def half_written(results, path, *args, **kwargs):  # noqa: ANN001, ANN202
+    def half_written(
+        results: ProbeResults, path: str | Path, *args: object, **kwargs: object
+    ) -> NoReturn:
         Path(path).write_text("<html><body>half")
         raise OSError(28, "No space left on device")
 

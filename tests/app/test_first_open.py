@@ -12,11 +12,15 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.isolated import run_case_alone
+
+if TYPE_CHECKING:
+    from probing.analyses.sense_pairs import SenseVocabulary
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "1_Static_vs_Contextual.py")
 
@@ -35,7 +39,7 @@ def blocked_pool(monkeypatch, tmp_path):
     release = threading.Event()
     build = sense_pairs._build_semcor_pool
 
-    def blocked(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def blocked(*args: Any, **kwargs: Any) -> SenseVocabulary:  # Any: as the build takes
         release.wait(120)
         return build(*args, **kwargs)
 
@@ -99,7 +103,7 @@ def test_asking_for_the_held_pool_never_encodes(minilm, tmp_path, monkeypatch):
     monkeypatch.setattr(sense_pairs, "_pool_cache", {})
     build = sense_pairs._build_semcor_pool
 
-    def refused(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def refused(*args: object, **kwargs: object) -> NoReturn:
         raise AssertionError("asking whether the pool is held encoded it")
 
     monkeypatch.setattr(sense_pairs, "_build_semcor_pool", refused)

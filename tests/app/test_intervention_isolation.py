@@ -9,10 +9,14 @@ probe lens's encoding and value norms. The second thread's outputs must equal a 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 import torch
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 TEXTS = [
     f"The {w} of the old house [MASK] on the table."
@@ -21,7 +25,7 @@ TEXTS = [
 WORDS = ["The", "keys", "to", "the", "cabinet", "are", "on", "the", "table", "."]
 
 
-def _reader_outputs(encoder, i: int) -> list:  # noqa: ANN001
+def _reader_outputs(encoder: TransformersMaskedLM, i: int) -> list:
     """What the light pages compute, one round (texts rotate past the pass cache)."""
     from probing.analyses.fill_mask import fill_mask, fill_mask_by_layer
 
@@ -40,7 +44,9 @@ def _same(a: list, b: list) -> bool:
     )
 
 
-def _hooking_loop(encoder, stop: threading.Event, errors: list, rounds: list) -> None:  # noqa: ANN001
+def _hooking_loop(
+    encoder: TransformersMaskedLM, stop: threading.Event, errors: list, rounds: list
+) -> None:
     """Every analysis that hooks the model, again and again, until ``stop``."""
     from probing.interventions.erasure import fit_leace_blocks
     from probing.interventions.heads import importance

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1.element_tree import Selectbox
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 
@@ -35,7 +39,7 @@ def test_interventions_page_patches_your_pair():
     assert any("Fraction of the logit difference" in c.value for c in at.caption)
 
 
-def _pair_chart(at) -> dict:  # noqa: ANN001
+def _pair_chart(at: AppTest) -> dict:
     """The typed pair's layer × role map (its plotly JSON)."""
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     mine = [c for c in charts if "Your pair" in c["layout"]["title"]["text"]]
@@ -43,7 +47,7 @@ def _pair_chart(at) -> dict:  # noqa: ANN001
     return mine[0]
 
 
-def _attractor_box(at):  # noqa: ANN001, ANN202
+def _attractor_box(at: AppTest) -> Selectbox:
     boxes = [s for s in at.selectbox if s.label.startswith("Attractor")]
     assert len(boxes) == 1
     return boxes[0]

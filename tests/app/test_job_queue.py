@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -36,7 +37,7 @@ def _job(name: str, order: list, hold: threading.Event, notes: dict) -> threadin
     return t
 
 
-def _wait_until(cond, timeout: float = 10.0) -> None:  # noqa: ANN001
+def _wait_until(cond: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "timed out"

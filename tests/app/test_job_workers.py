@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -18,14 +19,14 @@ MB = 2**20
 
 
 # Module-level jobs: the worker imports this module to run them.
-def counted(n: int, progress) -> tuple[int, int]:  # noqa: ANN001
+def counted(n: int, progress: Callable[..., None]) -> tuple[int, int]:
     """Report n steps; return (this process's id, its parent's)."""
     for i in range(n):
         progress(i + 1, n)
     return os.getpid(), os.getppid()
 
 
-def hog(mb_per_step: int, progress) -> None:  # noqa: ANN001
+def hog(mb_per_step: int, progress: Callable[..., None]) -> None:
     """Take memory (resident) step by step until stopped."""
     held = []
     while True:
@@ -36,7 +37,7 @@ def hog(mb_per_step: int, progress) -> None:  # noqa: ANN001
         time.sleep(0.01)  # reports more often than the server polls (worker.POLL_S)
 
 
-def sleeper(seconds: float, progress) -> str:  # noqa: ANN001
+def sleeper(seconds: float, progress: Callable[..., None]) -> str:
     progress("started")
     time.sleep(seconds)
     return "woke"

@@ -234,7 +234,7 @@ def test_gold_pos_decides_the_content_words_and_the_grid_greys_the_rest(minilm):
     assert any(h.startswith("no label: ") for h in hovers)
 
 
-def _texts(at) -> list[str]:  # noqa: ANN001
+def _texts(at: AppTest) -> list[str]:
     """Every message, caption and markdown the page drew."""
     kinds = ("markdown", "caption", "info", "warning", "error", "subheader")
     return [el.value for kind in kinds for el in getattr(at, kind)]

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from probing.probes.run import COLUMNS, ProbeResults
+
+if TYPE_CHECKING:
+    from ui.background import Run
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "4_Probing.py")
@@ -31,9 +36,9 @@ def empty_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def no_computation(monkeypatch):
     """Any feature extraction or probe run fails the test."""
-    import probing.probes.upload
     import probing.features
     import probing.probes.run
+    import probing.probes.upload
 
     def refuse(*args, **kwargs):
         raise AssertionError("the page computed something")
@@ -265,7 +270,7 @@ def test_a_small_run_completes_and_is_then_shown_from_the_store(minilm, monkeypa
     texts: list[str] = []
     real_report = Run.report
 
-    def spy(self, value, text=""):  # noqa: ANN001, ANN202 - records the bar's text
+    def spy(self: Run, value: float, text: str = "") -> None:  # records the bar's text
         texts.append(text or "")
         return real_report(self, value, text)
 
@@ -539,7 +544,10 @@ def test_a_started_run_goes_on_across_page_changes_with_its_progress(minilm, mon
     go = threading.Event()
     real = view.progress_callback
 
-    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real bar, once released
+    def held(  # the real bar, once released
+        *args: Any,
+        **kwargs: Any,  # Any: passed on to progress_callback as given
+    ) -> Callable[[str, int, int], None]:
         report = real(*args, **kwargs)
 
         def wait_then(stage: str, done: int, total: int) -> None:

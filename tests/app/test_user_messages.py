@@ -12,12 +12,20 @@ import re
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from probing.budget import Budget
 from probing.errors import InputTooLongError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from probing.analyses.sense_pairs import SenseVocabulary
+    from probing.encoders.base import Encoder
+    from ui.background import ProgressSink
 
 REPO = Path(__file__).resolve().parents[2]
 LAYER_SIMILARITY = str(REPO / "pages" / "9_Layer_Similarity.py")
@@ -182,7 +190,7 @@ def test_a_neighbour_pool_the_cache_cannot_take_is_still_used(minilm, monkeypatc
 
     from probing.analyses import contextual, sense_pairs
 
-    def small_pool(encoder, *args, **kwargs):  # noqa: ANN001
+    def small_pool(encoder: Encoder, *args: object, **kwargs: object) -> SenseVocabulary:
         v = np.ones((minilm.info.n_contextual_layers + 1, 2, minilm.info.dim), np.float32)
         base = contextual.NeighbourVocabulary(encoder.name, ["a", "b"], ["a", "b"], v, v[0])
         return sense_pairs.SenseVocabulary(base, ["", ""], ["", ""])
@@ -202,7 +210,7 @@ def test_a_neighbour_pool_the_cache_cannot_take_is_still_used(minilm, monkeypatc
 # -- the worker process -------------------------------------------------------------------------
 
 
-def sleeper(seconds: float, progress) -> str:  # noqa: ANN001 - run in the worker
+def sleeper(seconds: float, progress: Callable[..., None]) -> str:  # run in the worker
     progress("started")
     time.sleep(seconds)
     return "woke"
@@ -248,7 +256,7 @@ def test_a_background_run_whose_worker_died_resumes_and_says_so():
 
     calls: list[int] = []
 
-    def work(sink) -> str:  # noqa: ANN001
+    def work(sink: ProgressSink) -> str:
         calls.append(1)
         if len(calls) == 1:
             sink.progress(0.4, "Probing: extracting the features")

@@ -203,7 +203,9 @@ def test_float32_cache_key_is_unchanged_by_the_dtype_option(minilm, cache):
 # -- the torch probe -------------------------------------------------------------------------
 
 
-def _objective(X, y_idx, W, b, C) -> float:  # noqa: ANN001 - sklearn's, in float64
+def _objective(
+    X: np.ndarray, y_idx: np.ndarray, W: np.ndarray, b: np.ndarray, C: float
+) -> float:  # sklearn's, in float64
     Z = X @ W.T + b
     Z = Z - Z.max(axis=1, keepdims=True)
     lse = np.log(np.exp(Z).sum(axis=1))

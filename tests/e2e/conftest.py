@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +23,7 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser():  # noqa: ANN201 - playwright's Browser
+def browser() -> Iterator[Browser]:
     """Debian's Chromium, headless, driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
@@ -31,7 +35,7 @@ def browser():  # noqa: ANN201 - playwright's Browser
 
 
 @pytest.fixture
-def page(browser):  # noqa: ANN001, ANN201 - playwright's Browser and Page
+def page(browser: Browser) -> Iterator[Page]:
     """A fresh browser context and tab, 1400 x 1000, two-minute default timeout."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()

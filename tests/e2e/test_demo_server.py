@@ -17,10 +17,14 @@ import sys
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.browser import streamlit_server
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 REPO = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
@@ -28,7 +32,7 @@ MB = 1024 * 1024
 websockets = pytest.importorskip("websockets")
 
 
-def server(tmp_path: Path, launch: list[str]):  # noqa: ANN201 - a context manager
+def server(tmp_path: Path, launch: list[str]) -> contextlib.AbstractContextManager[str]:
     """A demo-mode server on 127.0.0.1 started with ``launch`` (+ port args); its base URL."""
     env = {
         "CONTEXTLENS_DEMO": "1",
@@ -38,7 +42,7 @@ def server(tmp_path: Path, launch: list[str]):  # noqa: ANN201 - a context manag
     return streamlit_server(env, timeout=120, launch=launch, log_path=tmp_path / "server.log")
 
 
-async def _open_session(url: str):  # noqa: ANN202 - (websocket, session id)
+async def _open_session(url: str) -> tuple[ClientConnection, str | None]:  # (websocket, id)
     """A live session, as a browser opens one: connect, ask for a run of the home page."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
 from probing.cli.probe import main
 from probing.probes import ProbeResults
 from probing.probes.reapply import load_counts
+
+if TYPE_CHECKING:
+    from probing.features import Features
 
 
 @pytest.fixture
@@ -92,7 +96,7 @@ def test_structural_probes_run_several_seeds_and_fold_them_into_the_table(minilm
     from probing.features import features_of_sentences
     from probing.probes.runners.structural import structural_features
 
-    def feats(split: str, n: int):  # noqa: ANN202
+    def feats(split: str, n: int) -> Features:
         sents = list(itertools.islice(read_sentences("ud-ewt", split), n))
         return features_of_sentences(minilm, sents, "head", layers=[0, 3])
 

@@ -8,12 +8,16 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from probing import feature_cache
 from probing.features import extract_features, features_dir
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 N = 96  # sentences of UD-EWT dev (a seeded sample), encoded 8 at a time: 12 batches
 
@@ -29,7 +33,7 @@ def cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-def _first_progress(minilm) -> tuple[int, np.ndarray]:  # noqa: ANN001
+def _first_progress(minilm: Encoder) -> tuple[int, np.ndarray]:
     seen: list[int] = []
     feats = extract_features(
         minilm,
@@ -42,7 +46,7 @@ def _first_progress(minilm) -> tuple[int, np.ndarray]:  # noqa: ANN001
     return seen[0], np.asarray(feats.layers)
 
 
-def _fresh(minilm, tmp_path, monkeypatch) -> np.ndarray:  # noqa: ANN001
+def _fresh(minilm: Encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> np.ndarray:
     monkeypatch.setenv("CONTEXTLENS_CACHE_DIR", str(tmp_path / "fresh"))
     whole = extract_features(minilm, "ud-ewt", "dev", max_sentences=N, batch_size=8)
     return np.asarray(whole.layers)

@@ -51,7 +51,7 @@ def test_a_probe_fitted_on_float16_reads_float32_alike_at_the_near_constant_laye
     Without the floor the probe divided that dimension's rounding by 2e-8."""
     from probing.probes.linear import LinearProbe
 
-    def layer6(split: str, n: int):  # noqa: ANN202
+    def layer6(split: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         sents = list(itertools.islice(read_sentences("ud-ewt", split), n))
         encs = minilm.encode([list(s.words) for s in sents], pooling="first", windowed=True)
         x = np.concatenate([np.asarray(e.layers[6], np.float32) for e in encs])

@@ -4,12 +4,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from probing import config
 from probing.probes.compare import Engine, mix_vs_best_member
 from probing.probes.reapply import load_counts
+
+if TYPE_CHECKING:
+    from probing.features import Features
+    from probing.probes.compare import Replicates
 
 MIXES = config.REPO_ROOT / "results" / "mixes"
 STEMS = ("minilm-l6__ud-ewt__pos", "elmo-mini__ud-ewt__pos")
@@ -54,7 +60,7 @@ def test_a_one_layer_mix_with_the_members_penalty_matches_its_member(minilm):
     from probing.probes.linear import LinearProbe
     from probing.probes.mix import ScalarMixProbe
 
-    def split(name: str, n: int):  # noqa: ANN202
+    def split(name: str, n: int) -> Features:
         sents = list(itertools.islice(read_sentences("ud-ewt", name), n))
         return features_of_sentences(minilm, sents, "upos", layers=[3])
 
@@ -70,7 +76,7 @@ def test_a_one_layer_mix_with_the_members_penalty_matches_its_member(minilm):
     assert held.epochs_ > 8  # a small sample gets more epochs (2,000 steps at least)
     engine = Engine(n_boot=1000, seed=0)
 
-    def reps(pred: np.ndarray, name: str):  # noqa: ANN202
+    def reps(pred: np.ndarray, name: str) -> Replicates:
         counts = SentenceCounts.from_predictions(
             "accuracy", test.labels, [pred], test.sentence_index, len(test.sent_ids)
         )
@@ -93,7 +99,7 @@ def _committed_runs_with_mix_checks() -> list:
 
 
 @pytest.mark.parametrize("path", _committed_runs_with_mix_checks(), ids=lambda p: p.stem)
-def test_a_committed_mix_below_its_best_member_says_why(path) -> None:  # noqa: ANN001
+def test_a_committed_mix_below_its_best_member_says_why(path: Path) -> None:
     """Issue 27: "a mix is never below its best member beyond noise, or say why". Every
     committed run that checked its mixes either has none below beyond noise or names the
     reason; a run whose mixes had the members' L2 (``scalar_mix.C``) keeps every gap

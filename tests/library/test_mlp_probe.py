@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -10,6 +11,9 @@ import pytest
 from probing.probes.control import ControlTask, model_type_keys
 from probing.probes.linear import LinearProbe
 from probing.probes.mlp import MLPProbe, capacity_selectivity, selectivity_by_capacity
+
+if TYPE_CHECKING:
+    from probing.features import Features
 
 
 def test_selectivity_falls_as_capacity_grows(minilm):
@@ -19,7 +23,7 @@ def test_selectivity_falls_as_capacity_grows(minilm):
     from probing.datasets import read_sentences
     from probing.features import features_of_sentences
 
-    def split(name: str, n: int):  # noqa: ANN202
+    def split(name: str, n: int) -> Features:
         sents = list(itertools.islice(read_sentences("ud-ewt", name), n))
         return features_of_sentences(minilm, sents, "upos", layers=[6])
 

@@ -108,7 +108,13 @@ def test_class_side_whitening_same_minimum_in_fewer_evaluations(upos, monkeypatc
     both = LinearProbe(C=0.1, init=prev).fit(tr.layer(4), y)
     both_tight = LinearProbe(**tight).fit(tr.layer(4), y)
 
-    def features_only(X, W, b, mean, scale):  # noqa: ANN001, ANN202
+    def features_only(
+        X: torch.Tensor,
+        W: torch.Tensor,
+        b: torch.Tensor,
+        mean: torch.Tensor,
+        scale: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         eye = torch.eye(W.shape[0], device=W.device)
         return eye, eye
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -341,7 +344,13 @@ def test_real_scalar_mixes_train_on_the_single_layers_words_per_seed(minilm, cac
     fitted = []
     real_fit = ScalarMixProbe.fit
 
-    def spy(self, X, y, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def spy(
+        self: ScalarMixProbe,
+        X: np.ndarray,
+        y: Sequence,
+        *args: Any,  # Any: passed on to ScalarMixProbe.fit as given
+        **kwargs: Any,
+    ) -> ScalarMixProbe:
         fitted.append((self.random_state, X.shape[0], np.asarray(y).copy()))
         return real_fit(self, X, y, *args, **kwargs)
 

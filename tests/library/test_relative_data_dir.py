@@ -9,13 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from probing import config
 from probing.datasets import read_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _relative_data(monkeypatch) -> Path:  # noqa: ANN001 - pytest's monkeypatch
+def _relative_data(monkeypatch: pytest.MonkeyPatch) -> Path:
     real = config.data_dir().resolve()
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("CONTEXTLENS_DATA_DIR", os.path.relpath(real, REPO))

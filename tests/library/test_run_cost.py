@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import pytest
 
 from probing.features import extract_features, features_cached, split_size
@@ -100,7 +102,7 @@ def test_split_sizes_are_remembered_beside_the_cache(tmp_path, monkeypatch):
     assert split_size("ud-ewt", "test") == 2077  # read once…
     monkeypatch.setattr(features, "_split_sizes", {})  # …a new process…
 
-    def unread(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def unread(*args: object, **kwargs: object) -> NoReturn:
         raise AssertionError("the split was read again")
 
     monkeypatch.setattr(features, "read_sentences", unread)

@@ -10,6 +10,10 @@ run B), never values. Architectures the surface cannot hook get their typed reas
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pytest
 import torch
@@ -39,6 +43,11 @@ from probing.interventions.masked_words import (
     score_masked,
 )
 from probing.interventions.patching import make_batches, patch_all_positions, patch_pairs
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerFast, RobertaTokenizerFast
+
+    from probing.interventions.masked_words import MaskedBatch
 
 WORDS = [
     "the",
@@ -100,7 +109,7 @@ CONVENTION = {
 # -- tokenizers, built from the words above ---------------------------------------------------
 
 
-def _wordpiece(family: str):  # noqa: ANN202
+def _wordpiece(family: str) -> PreTrainedTokenizerFast:
     import transformers as tf
 
     pieces = [*SPECIALS, *WORDS, "##s", *"abcdefghijklmnopqrstuvwxyz"]
@@ -115,7 +124,7 @@ def _wordpiece(family: str):  # noqa: ANN202
     return cls(vocab=vocab)
 
 
-def _bpe(folder):  # noqa: ANN001, ANN202
+def _bpe(folder: Path) -> RobertaTokenizerFast:
     from tokenizers import ByteLevelBPETokenizer
     from transformers import RobertaTokenizerFast
 
@@ -131,7 +140,7 @@ def _bpe(folder):  # noqa: ANN001, ANN202
     return RobertaTokenizerFast.from_pretrained(str(folder), add_prefix_space=True)
 
 
-def _sentencepiece(family: str):  # noqa: ANN202
+def _sentencepiece(family: str) -> PreTrainedTokenizerFast:
     """A SentencePiece-style Unigram tokenizer: "▁word" for the words above (a word start),
     "s" and single letters to spell the rest, Metaspace splitting as in ALBERT/DeBERTa-v2."""
     import transformers as tf
@@ -160,7 +169,7 @@ def _sentencepiece(family: str):  # noqa: ANN202
     )
 
 
-def _model(family: str, tok):  # noqa: ANN001, ANN202
+def _model(family: str, tok: PreTrainedTokenizerFast) -> PreTrainedModel:
     import transformers as tf
 
     common = {**SIZES, "vocab_size": len(tok), "pad_token_id": tok.pad_token_id}
@@ -187,7 +196,7 @@ def _model(family: str, tok):  # noqa: ANN001, ANN202
     raise ValueError(family)
 
 
-def tiny_encoder(family: str, folder) -> TransformersEncoder:  # noqa: ANN001
+def tiny_encoder(family: str, folder: Path) -> TransformersEncoder:
     """A tiny random masked LM of ``family`` with its own kind of tokenizer."""
     if CONVENTION[family] == "wordpiece":
         tok = _wordpiece(family)
@@ -210,7 +219,9 @@ def _split(sentences: list[str]) -> list[list[str]]:
     return [s.split() for s in sentences]
 
 
-def _case(words: str, verb: int, number: str, correct: str, wrong: str, group: str):  # noqa: ANN202
+def _case(
+    words: str, verb: int, number: str, correct: str, wrong: str, group: str
+) -> AgreementCase:
     return AgreementCase(
         tuple(words.split()), verb, 1, number, correct, wrong, 0, verb - 1, "t", group
     )
@@ -303,7 +314,9 @@ def test_erasure_lm_effect_from_the_clean_states_equals_the_hooked_pass(enc):
         np.testing.assert_allclose(same.loss, clean.loss, atol=1e-5)
         (fast,) = score_above(enc, batches, states, layer, [eraser.torch_apply])
 
-        def during(batch, layer=layer):  # noqa: ANN001, ANN202
+        def during(
+            batch: MaskedBatch, layer: int = layer
+        ) -> contextlib.AbstractContextManager[None]:
             pos = batch.word_pos[..., None]
             return replaced_hidden(
                 parts, layer, lambda h: torch.where(pos, eraser.torch_apply(h), h)

@@ -5,6 +5,7 @@ dev")."""
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 STRUCTURAL = sorted(RESULTS.glob("*__ud-ewt__dep-d*.json"))
 
 
-def _tables():  # noqa: ANN202 - results/tables.py, the generator of the docs' tables
+def _tables() -> types.ModuleType:  # results/tables.py, the generator of the docs' tables
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("results_tables", RESULTS / "tables.py")

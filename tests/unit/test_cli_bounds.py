@@ -6,13 +6,18 @@ the cost model's estimate before it starts."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
 from probing.cli import bounds
 from probing.cli.main import COMMANDS, build_parser
 from probing.cli.main import main as cli
+
+if TYPE_CHECKING:
+    import argparse
 
 # Positional arguments and required options each command needs to get as far as parsing.
 REQUIRED: dict[str, list[str]] = {
@@ -27,7 +32,7 @@ def _flag(command: str, dest: str) -> str:
     return next(a.option_strings[0] for a in sub._actions if a.dest == dest)
 
 
-def _subparser(command: str):  # noqa: ANN202
+def _subparser(command: str) -> argparse.ArgumentParser:
     parser = build_parser(command)
     return parser._subparsers._group_actions[0].choices[command]
 
@@ -67,7 +72,7 @@ def nothing_heavy(monkeypatch):
     import probing.datasets
     import probing.models.registry
 
-    def touched(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def touched(*args: object, **kwargs: object) -> NoReturn:
         raise AssertionError("data or a model was touched before the arguments were checked")
 
     monkeypatch.setattr(probing.datasets, "read_sentences", touched)
@@ -190,7 +195,7 @@ def test_a_valid_but_huge_run_says_its_estimate_before_starting(
     class Started(Exception):
         pass
 
-    def start(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def start(*args: object, **kwargs: object) -> NoReturn:
         raise Started
 
     monkeypatch.setattr(probing.probes.run, "probe_layers", start)
@@ -247,7 +252,7 @@ def test_cases_cover_every_bound():
 class _Gadget:
     """Unpickling this would call a function of the pickle's choosing."""
 
-    def __reduce__(self):  # noqa: ANN204
+    def __reduce__(self) -> tuple[Callable[[str], str], tuple[str]]:
         return (str.upper, ("ran",))
 
 

@@ -177,7 +177,7 @@ def test_a_mix_below_its_best_member_is_flagged() -> None:
     shuffled[rng.choice(np.flatnonzero(base), 20, replace=False)] = False
     shuffled[rng.choice(np.flatnonzero(~base), 20, replace=False)] = True
 
-    def rep(name, ok):  # noqa: ANN001, ANN202
+    def rep(name: str, ok: np.ndarray) -> Replicates:
         c = SentenceCounts.from_predictions("accuracy", y, [ok.astype(int)], sentence, 400)
         return engine.replicates(name, c, "toy")
 

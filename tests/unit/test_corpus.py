@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,15 +48,15 @@ def test_sources_order_and_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Which reader is asked for which split, in which order (stubs: no data read)."""
     calls: list[tuple[str, object]] = []
 
-    def brown_words(split: object = None, data_dir: object = None):  # noqa: ANN202
+    def brown_words(split: object = None, data_dir: object = None) -> Iterator[list[str]]:
         calls.append(("brown", split))
         yield ["brown", "words"]
 
-    def read_ud(split: str, data_dir: object = None):  # noqa: ANN202
+    def read_ud(split: str, data_dir: object = None) -> Iterator[Sentence]:
         calls.append(("ud", split))
         yield Sentence(words=[f"ud-{split}"], labels={}, doc_id="d", sent_id="s")
 
-    def wordnet_glosses(data_dir: object = None):  # noqa: ANN202
+    def wordnet_glosses(data_dir: object = None) -> Iterator[tuple[str, str, str]]:
         calls.append(("wordnet", None))
         yield "00001740-n", "definition", "that which is perceived"
         yield "00001740-n", "example", "  "  # no words: skipped

@@ -8,7 +8,9 @@ import errno
 import pickle
 import threading
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pytest
@@ -24,6 +26,9 @@ from probing.errors import (
     UnknownDatasetError,
     VerbFormError,
 )
+
+if TYPE_CHECKING:
+    from ui.gate import Gate
 
 
 @pytest.fixture
@@ -182,7 +187,7 @@ class _Unused:
     """An encoder that must not be reached: the refusal comes before any encoding."""
 
     @property
-    def info(self):  # noqa: ANN201
+    def info(self) -> NoReturn:
         raise AssertionError("the upload was encoded")
 
 
@@ -202,7 +207,7 @@ def test_tree_probes_refuse_one_word_sentences_before_encoding(task):
 # -- the queue's estimate ---------------------------------------------------------------------
 
 
-def _waiter(gate, seen: list, **kwargs) -> threading.Thread:  # noqa: ANN001
+def _waiter(gate: Gate, seen: list, **kwargs: object) -> threading.Thread:
     t = threading.Thread(
         target=lambda: gate.release(
             gate.acquire("umap", waiting=lambda n, s: seen.append((n, s)), **kwargs)
@@ -213,7 +218,7 @@ def _waiter(gate, seen: list, **kwargs) -> threading.Thread:  # noqa: ANN001
     return t
 
 
-def _wait_for(cond, timeout: float = 10.0) -> None:  # noqa: ANN001
+def _wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "timed out"

@@ -5,6 +5,8 @@ Computation in ``probing.analyses.tuned_lens``, drawing in ``probing.figures.tun
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from probing.analyses.fill_mask import prepare
@@ -13,9 +15,13 @@ from probing.figures.fill_mask import mask_label
 from probing.figures.tuned_lens import lens_comparison_figure
 from ui.common import friendly_errors, md_text
 
+if TYPE_CHECKING:
+    from probing.analyses.tuned_lens import TunedLens
+    from probing.encoders.base import Encoder
+
 
 @st.cache_resource(show_spinner=False)
-def _lens(name: str, _encoder):  # noqa: ANN001, ANN202 - one load per model and process
+def _lens(name: str, _encoder: Encoder) -> TunedLens | None:  # one load per model and process
     return find_lens(_encoder)
 
 

@@ -12,7 +12,7 @@ import itertools
 import streamlit as st
 
 from probing import config
-from probing.analyses.probe_lens import LENS_TASKS, apply_lens, saved_probes
+from probing.analyses.probe_lens import LENS_TASKS, LensResult, apply_lens, saved_probes
 from probing.figures.probe_lens import label_grid, tree_arcs
 from ui.common import data_key, friendly_errors, get_encoder, model_picker, page_header
 from ui.state import one_of, persist
@@ -146,7 +146,7 @@ def _probes_note(model: str, probes: dict, missing: list[str]) -> str:
     )
 
 
-def _labels_part(result, has_gold: bool, probes: dict) -> None:  # noqa: ANN001 - LensResult
+def _labels_part(result: LensResult, has_gold: bool, probes: dict) -> None:
     table = result.labels
     shown = set(table["task"]) if not table.empty else set()
     for task in [t for t in LENS_TASKS if t in shown or t in result.absent]:
@@ -209,7 +209,7 @@ def _wsd_note(info: dict) -> str:
     )
 
 
-def _trees_part(result) -> None:  # noqa: ANN001 - LensResult
+def _trees_part(result: LensResult) -> None:
     dist = result.trees.get("dep-distance")
     depth = result.trees.get("dep-depth")
     if not dist and not depth:

@@ -272,7 +272,13 @@ class Run:
         )
 
 
-def _per_seed_counts(metric: str, control, sent, n_sent: int, seeds) -> SentenceCounts:  # noqa: ANN001
+def _per_seed_counts(
+    metric: str,
+    control: Sequence[tuple[np.ndarray, np.ndarray]],
+    sent: np.ndarray,
+    n_sent: int,
+    seeds: Sequence[int],
+) -> SentenceCounts:
     """Counts of control predictions whose gold labels differ per seed."""
     parts = [
         SentenceCounts.from_predictions(metric, cy, [cp], sent, n_sent).counts for cy, cp in control

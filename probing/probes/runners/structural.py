@@ -10,7 +10,8 @@ Dev scores are kept in ``meta`` so that a best layer can be chosen on dev, not t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from probing.probes.structural import (
 )
 from probing.probes.tasks import Task, get_task
 
+if TYPE_CHECKING:
+    from probing.features import Features
+
 DEFAULT_RANK = 128
 
 
@@ -41,7 +45,7 @@ def run(
     model: str,
     dataset: str,
     progress: ProbeProgress | None = None,
-    type_keys: object = None,  # noqa: ARG001 - the runners' common signature
+    type_keys: object = None,  # the runners' common signature
     keep_probes: dict | None = None,
 ) -> ProbeResults:
     """The runner of a structural task: :func:`structural_features` with ``settings``'
@@ -222,7 +226,13 @@ def _seed_means(points: np.ndarray, draws: np.ndarray, estimates: list) -> list[
     return out
 
 
-def _sentence_counts(test, trees: TreeSentences, runs: dict, layer_ids, seed_ids) -> dict:  # noqa: ANN001
+def _sentence_counts(
+    test: Features,
+    trees: TreeSentences,
+    runs: dict,
+    layer_ids: Sequence[int],
+    seed_ids: Sequence[int],
+) -> dict:
     """Per layer, SentenceCounts ("ratio": hits, total) of every seed's probe."""
     sent = np.array([int(test.sentence_index[r[0]]) for r in trees.rows], dtype=np.int64)
     counts = {}
@@ -234,7 +244,16 @@ def _sentence_counts(test, trees: TreeSentences, runs: dict, layer_ids, seed_ids
     return counts
 
 
-def _row(model, task, dataset, probe, layer, metric, est: Estimate, seeds: int = 1) -> dict:  # noqa: ANN001
+def _row(
+    model: str,
+    task: str,
+    dataset: str,
+    probe: str,
+    layer: int | None,
+    metric: str,
+    est: Estimate,
+    seeds: int = 1,
+) -> dict:
     return {
         "model": model,
         "task": task,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from probing.features import Features
+from probing.features import Features, LayerStack
 from probing.heap import release_free_memory
 from probing.probes.baselines import MajorityBaseline, WordTypeBaseline
 from probing.probes.compare import Replicates, mix_vs_best_member
@@ -282,7 +282,7 @@ class TaggingRun(Run):
                 self._step()
             if s in self.mdl_seeds:
 
-                def make(s=s):  # noqa: ANN202 - a fresh probe at the task's C
+                def make(s: int = s) -> LinearProbe:  # a fresh probe at the task's C
                     return LinearProbe(C=C, max_train_words=None, random_state=s)
 
                 labels = {"task": tr.labels}
@@ -364,12 +364,12 @@ class TaggingRun(Run):
         if pos == list(range(len(order))):
             # Lazy stacks: each batch and chunk is read when used (a float16 copy of every
             # layer's training words was 4.1 GB for mpnet-base on all of UD-EWT train).
-            def stack(f: Features):  # noqa: ANN202
+            def stack(f: Features) -> LayerStack | np.ndarray:
                 # Arc features (edge tasks) are built in memory: their layers are no copy.
                 return f.layer_stack() if hasattr(f, "layer_stack") else f.layers
         else:
 
-            def stack(f: Features):  # noqa: ANN202
+            def stack(f: Features) -> LayerStack | np.ndarray:
                 return f.layers[pos]
 
         X_te = stack(self.test)
@@ -454,7 +454,14 @@ class TaggingRun(Run):
             self.mix["cumulative_accuracy"] = [float(v) for v in cum]
 
 
-def _control_predict(C: float, seed: int, X_tr, c_tr, X_te, init=None):  # noqa: ANN001, ANN201
+def _control_predict(
+    C: float,
+    seed: int,
+    X_tr: np.ndarray,
+    c_tr: np.ndarray,
+    X_te: np.ndarray,
+    init: LinearProbe | None = None,
+) -> tuple[np.ndarray, LinearProbe | None]:
     """The control probe's test predictions (same family and C as the task probe) and the
     probe (None for one label), which warm-starts the next layer's (``init``)."""
     if len(np.unique(c_tr)) < 2:

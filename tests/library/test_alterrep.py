@@ -1,0 +1,80 @@
+"""AlterRep (issue 45): counterfactual pushes of the subject's number, on minilm-l6-mlm and
+real UD-EWT agreement cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from probing.interventions.agreement import ud_cases
+from probing.interventions.alterrep import (
+    locate,
+    push,
+    pushed_margins,
+    random_push,
+    subject_vectors,
+)
+from probing.interventions.erasure import fit_leace
+
+
+@pytest.fixture(scope="module")
+def setup():
+    import probing
+
+    encoder = probing.load_encoder("minilm-l6-mlm")
+    located = locate(encoder, ud_cases(("dev",))[:80])
+    X = subject_vectors(encoder, located, 3)
+    eraser = fit_leace(X, located.numbers)
+    return encoder, located, X, eraser
+
+
+def test_subject_positions_point_at_the_subject_word(setup):
+    encoder, located, _, _ = setup
+    assert len(located.numbers) >= 40 and set(located.numbers.tolist()) == {0, 1}
+    batch = located.cases.batches[0]
+    tok = encoder.tokenizer
+    for row, pos in enumerate(located.subject_pos[0][:10].tolist()):
+        piece = tok.convert_ids_to_tokens(int(batch["input_ids"][row, pos]))
+        assert piece not in (tok.cls_token, tok.sep_token, tok.pad_token, tok.mask_token)
+
+
+def test_a_push_of_zero_length_changes_nothing_bit_for_bit(setup):
+    encoder, located, _, eraser = setup
+    clean = pushed_margins(encoder, located, 3, None)
+    for where in ("subject", "all"):
+        same = pushed_margins(encoder, located, 3, lambda h, b: push(h, eraser, -1.0), where)
+        assert np.array_equal(same, clean), where
+
+
+def test_the_push_mirrors_the_number_component_and_keeps_the_rest(setup):
+    _, _, X, eraser = setup
+    h = torch.as_tensor(X[:20])
+    mirrored = push(h, eraser, 1.0)
+    erased = eraser.torch_apply(h)
+    # r(h') = r(h): only the number component moved, and it is now the opposite one
+    torch.testing.assert_close(eraser.torch_apply(mirrored), erased, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(mirrored - erased, -(h - erased), atol=1e-4, rtol=1e-4)
+    # a linear read-out of the number (the LEACE direction) changes sign
+    direction = torch.as_tensor(eraser.left[:, 0])
+    before, after = (h - erased) @ direction, (mirrored - erased) @ direction
+    assert torch.all(torch.sign(before) == -torch.sign(after))
+
+
+def test_the_random_push_has_the_counterfactual_push_s_length(setup):
+    _, _, X, eraser = setup
+    h = torch.as_tensor(X[:20])
+    cf = (push(h, eraser, 1.0) - h).norm(dim=-1)
+    rnd = (random_push(h, eraser, 1.0, seed=7) - h).norm(dim=-1)
+    torch.testing.assert_close(rnd, cf, atol=1e-4, rtol=1e-4)
+    other = random_push(h, eraser, 1.0, seed=8)
+    assert not torch.allclose(other, random_push(h, eraser, 1.0, seed=7))
+
+
+def test_the_cli_refuses_a_model_without_a_masked_lm_head(tmp_path, capsys):
+    from probing.cli.main import main
+
+    code = main(["alterrep", "--model", "minilm-l6", "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "masked" in capsys.readouterr().err.lower()
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
