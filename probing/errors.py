@@ -264,3 +264,8 @@ class SpecialTokenError(ContextLensError, ValueError):
 class TrainingLogNotFoundError(ContextLensError, FileNotFoundError):
     """A model folder without the training log its card is written from
     (``--write-card FOLDER``); the message names the file."""
+
+
+class ReportBudgetError(InvalidArgumentError):
+    """A ``report --budget`` too small for the smallest plan of the model (the message names
+    the smallest budget that works), or a model that can do none of the parts asked for."""

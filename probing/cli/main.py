@@ -56,7 +56,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
+    "attribute": (
+        "probing.cli.attribute",
+        "which words a fill-mask guess used (IG, gradients, Value Zeroing, ALTI); --study: "
+        "faithfulness",
+    ),
     "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
+    "report": (
+        "probing.cli.report",
+        "a layer report of one model within a time budget (--budget 10m) -> self-contained HTML",
+    ),
     "erase": (
         "probing.cli.interventions",
         "erase a task's labels layer by layer (LEACE/INLP, random controls, LM effect)",
@@ -64,6 +73,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agreement": (
         "probing.cli.interventions",
         "subject-verb agreement on UD-EWT and templated pairs (--patch: activation patching)",
+    ),
+    "alterrep": (
+        "probing.cli.alterrep",
+        "counterfactual pushes of the subject's number per layer: agreement flips (AlterRep)",
+    ),
+    "minimal-pairs": (
+        "probing.cli.minimal_pairs",
+        "minimal pairs scored by pseudo-log-likelihood (ELMo: its two LMs), per paradigm",
+    ),
+    "neurons": (
+        "probing.cli.neurons",
+        "rank a layer's neurons for a label (elastic-net / probeless), top-k vs random k",
     ),
     "ablate-heads": (
         "probing.cli.interventions",

@@ -153,6 +153,10 @@ WRITERS = {  # command -> arguments that make it write into --out
     "ablate-heads": [],
     "train-tuned-lens": [],
     "attribute": ["--study", "3"],
+    "alterrep": [],
+    "minimal-pairs": ["--model", "minilm-l6-mlm"],
+    "neurons": [],
+    "report": ["--model", "minilm-l6"],
     "sweep": [str(REPO / "docs" / "examples" / "sweep.toml")],
 }
 

@@ -1,0 +1,128 @@
+"""CLI command ``report``: a layer report of one model within a time budget.
+
+    python -m probing report --model minilm-l6 --budget 10m --out /tmp/report-minilm
+
+plans the parts the model can do (linear probes on every layer for UPOS, dependency
+relations, supersenses and the structural probe's tree distance; CKA between layers;
+contextuality; attention head statistics where the model has attention), sizes each to fit
+the budget (30 s to 24 h: ``90s``, ``10m``, ``1h``, ``1h30m``) and writes, in OUT:
+
+- ``report.html``: one self-contained page (opens offline);
+- ``report.json``: the plan, per part the estimate and the measured seconds, the model's
+  identity (weights' SHA-256, config), the data, seeds, software versions and the claims;
+- ``parts/<part>.json`` and ``.csv``: each part's result, written as it ends; a re-run with
+  the same model, budget and parts skips the finished ones (``plan.json`` keeps the plan).
+
+Bad input (an unknown model, a folder that is not a checkpoint, a budget too small for the
+smallest plan, an unwritable or shipped ``--out``) stops with one line and exit code 2
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+
+PART_NAMES = (
+    "pos",
+    "deprel",
+    "supersense",
+    "dep-distance",
+    "cka",
+    "contextuality",
+    "attention-stats",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="registry name, folder or hub id")
+    p.add_argument(
+        "--budget", default="10m", help="time budget, 30s to 24h: 90s, 10m, 1h, 1h30m (default 10m)"
+    )
+    p.add_argument(
+        "--out", required=True, type=output_folder, help="output folder (created if missing)"
+    )
+    p.add_argument(
+        "--tasks",
+        default=None,
+        help="comma-separated parts (default all): " + ", ".join(PART_NAMES),
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_overwrite_argument(p)
+
+
+def parse_parts(text: str | None) -> tuple[str, ...]:
+    """The parts asked for, in the report's order.
+
+    Raises:
+        InvalidArgumentError: an unknown part (naming the choices) or none.
+    """
+    from probing.errors import InvalidArgumentError
+
+    if text is None:
+        return PART_NAMES
+    asked = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in asked if t not in PART_NAMES]
+    if unknown or not asked:
+        raise InvalidArgumentError(
+            f"--tasks {text!r}: unknown part {', '.join(unknown) or '(none given)'}; choose "
+            f"from {', '.join(PART_NAMES)}."
+        )
+    return tuple(n for n in PART_NAMES if n in asked)
+
+
+def check_writable(out: Path) -> None:
+    """Refuse an ``--out`` that cannot be written, without creating anything: it must be a
+    folder we may write, or not exist under a writable folder.
+
+    Raises:
+        OutputNotWritableError: naming the folder and why.
+    """
+    from probing.errors import OutputNotWritableError
+
+    path = Path(out).expanduser().absolute()
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise OutputNotWritableError(
+            f"Cannot write the report to {out}: {probe} is a file, not a folder. Pick another "
+            "--out folder."
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputNotWritableError(
+            f"Cannot write the report to {out}: {probe} is not writable. Pick another --out folder."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from probing.report.plan import parse_budget
+
+    start = time.perf_counter()
+    budget_s = parse_budget(args.budget)
+    names = parse_parts(args.tasks)
+    out = Path(args.out)
+    refuse_shipped([], args.overwrite, folders=[out, out / "parts"])
+    check_writable(out)
+    # Everything that can refuse does so before the first file is written.
+    from probing.models.registry import load_encoder
+    from probing.report.run import prepare, run_report
+
+    encoder = load_encoder(args.model)
+    prepared = prepare(args.model, encoder, out, budget_s, names)  # the budget check
+    log = None if args.quiet else sys.stderr
+    report = run_report(
+        args.model, encoder, out, budget_s, names, prepared=prepared, started=start, log=log
+    )
+    if log:
+        print(
+            f"total {report['total_s_this_run']:.0f} s of a {budget_s:.0f} s budget "
+            "(loading, calibration and parts)",
+            file=log,
+        )
+    return 0
