@@ -98,6 +98,25 @@ def add_erase_arguments(p: argparse.ArgumentParser) -> None:
         help="sentences whose masked words measure the LM effect",
     )
     p.add_argument("--no-recovery", action="store_true", help="skip the later-layer probes")
+    p.add_argument(
+        "--fit-sentences",
+        type=int,
+        default=0,
+        help="training sentences the eraser is fitted on (0: the whole split, up to "
+        "--max-fit-words words); --train-sentences of them train the in-sample probes",
+    )
+    p.add_argument("--max-fit-words", type=int, default=250_000, help="memory cap on the fit set")
+    p.add_argument(
+        "--heldout-train-sentences",
+        type=int,
+        default=0,
+        help="dev sentences the held-out probes are trained on (0: all but INLP's stop set)",
+    )
+    p.add_argument(
+        "--fit-curve",
+        default="400,1600,6400",
+        help="smaller fit sets (sentences) for the held-out curve, e.g. 400,1600 ('none': no curve)",
+    )
 
 
 def erase_stem(model: str, dataset: str, task: str, method: str) -> str:
@@ -114,7 +133,9 @@ def run_erase(args: argparse.Namespace) -> int:
     dataset, _ = task_field(args.task, args.dataset)
     stem = erase_stem(args.model, dataset, args.task, args.method)
     recovery = [] if args.no_recovery else [Path(args.out) / f"{stem}__recovery.csv"]
-    refuse_shipped(_files(args.out, stem) + recovery, args.overwrite)
+    curve_csv = Path(args.out) / f"{stem}__fitcurve.csv"
+    refuse_shipped([*_files(args.out, stem), *recovery, curve_csv], args.overwrite)
+    curve = _fit_curve(args.fit_curve)
     spec = ErasureSpec(
         model=args.model,
         task=args.task,
@@ -128,12 +149,18 @@ def run_erase(args: argparse.Namespace) -> int:
         heldout_sentences=args.heldout_sentences,
         recovery=not args.no_recovery,
         n_boot=args.n_boot,
+        fit_sentences=args.fit_sentences,
+        max_fit_words=args.max_fit_words,
+        heldout_train_sentences=args.heldout_train_sentences,
+        fit_curve=curve,
     )
     encoder = load_encoder(args.model)
     result = run_erasure(encoder, spec, _progress(args.quiet)).to_json()
-    from probing.figures.interventions import erasure_figure, recovery_figure
+    result["argv"] = _erase_argv(args)
+    from probing.figures.interventions import erasure_figure, fit_curve_figure, recovery_figure
 
     figures = [erasure_figure(result)] + ([recovery_figure(result)] if result["recovery"] else [])
+    figures += [fit_curve_figure(result)] if result["curve"] else []
     js = True if args.plotlyjs == "inline" else "cdn"
     _write(Path(args.out), stem, result, result["rows"], figures, js)
     if result["recovery"]:
@@ -145,7 +172,52 @@ def run_erase(args: argparse.Namespace) -> int:
             Path(args.out) / f"{stem}__recovery.csv",
             pd.DataFrame(result["recovery"]).to_csv(index=False),
         )
+    if result["curve"]:
+        import pandas as pd
+
+        from probing.io import atomic_write_text
+
+        atomic_write_text(curve_csv, pd.DataFrame(result["curve"]).to_csv(index=False))
+    from probing.interventions.erasure_summary import protocol_table, summary_sentences
+
+    print(protocol_table(result))
+    for sentence in summary_sentences(result):
+        print(f"- {sentence}")
     return 0
+
+
+def _fit_curve(text: str) -> tuple[int, ...]:
+    from probing.errors import InvalidArgumentError
+
+    if text.strip().lower() in ("", "none"):
+        return ()
+    try:
+        sizes = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise InvalidArgumentError(
+            f"--fit-curve takes sentence counts like 400,1600,6400 (or none), not {text!r}."
+        )
+    return sizes
+
+
+def _erase_argv(args: argparse.Namespace) -> list[str]:
+    """The command that made the files (every setting spelled out)."""
+    argv = ["python", "-m", "probing", "erase", "--model", args.model, "--task", args.task]
+    argv += ["--dataset", args.dataset] if args.dataset else []
+    layers = (
+        "all" if args.layers is None or None in args.layers else ",".join(map(str, args.layers))
+    )
+    argv += ["--layers", layers, "--method", args.method, "--n-random", str(args.n_random)]
+    argv += ["--seeds", str(args.seeds), "--train-sentences", str(args.train_sentences)]
+    argv += ["--test-sentences", str(args.test_sentences)]
+    argv += ["--heldout-sentences", str(args.heldout_sentences)]
+    argv += ["--fit-sentences", str(args.fit_sentences), "--max-fit-words", str(args.max_fit_words)]
+    argv += ["--heldout-train-sentences", str(args.heldout_train_sentences)]
+    argv += ["--fit-curve", args.fit_curve, "--n-boot", str(args.n_boot)]
+    argv += ["--no-recovery"] if args.no_recovery else []
+    return [*argv, "--quiet", "--overwrite", "--out", str(args.out)]
 
 
 # -- agreement ------------------------------------------------------------------------------
@@ -176,7 +248,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     stem = output_stem(args.model, "ud-ewt+templates", "agreement")
     refuse_shipped(_files(args.out, stem), args.overwrite)
     encoder = load_encoder(args.model)
-    if encoder.info.family == "elmo":
+    if encoder.info.objective == "bidirectional-lm":
         return _agreement_bilm(args, encoder, stem)
     from probing.interventions.hooks import require_mlm
 
@@ -284,9 +356,10 @@ def run_ablate_heads(args: argparse.Namespace) -> int:
     from probing.probes.store import output_stem
 
     stem = output_stem(args.model, "ud-ewt", "ablate-heads")
-    refuse_shipped(_files(args.out, stem), args.overwrite)
+    sums_path = Path(args.out) / f"{stem}__sentence-sums.safetensors"
+    refuse_shipped([*_files(args.out, stem), sums_path], args.overwrite)
     encoder = load_encoder(args.model)
-    if encoder.info.family == "elmo":
+    if not encoder.info.has_attention:
         from probing.errors import NoAttentionError
 
         raise NoAttentionError(
@@ -306,6 +379,16 @@ def run_ablate_heads(args: argparse.Namespace) -> int:
     groups = [cases[i].group for i in prepared.kept]
     result = ablate_heads(encoder, batches, prepared, groups, args.n_boot, _progress(args.quiet))
     result["model"] = encoder.name
+    # The command that made the files, and the per-sentence sums the family test re-reads.
+    result["argv"] = [
+        *("python", "-m", "probing", "ablate-heads", "--model", args.model),
+        *("--heldout-sentences", str(args.heldout_sentences)),
+        *("--agreement-cases", str(args.agreement_cases), "--n-boot", str(args.n_boot)),
+        *("--quiet", "--overwrite", "--out", str(args.out)),
+    ]
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    result.pop("sums").save(sums_path)
+    result["sentence_sums"] = sums_path.name
     figures = [
         head_importance_figure(result["importance"], "Head importance (Michel et al. I_h)"),
         pruning_figure(result["curve"]),

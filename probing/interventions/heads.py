@@ -7,6 +7,11 @@ is their ``I_h = E_x |∂L(x)/∂ξ_h|`` over the held-out masked words, normali
 its l2 norm as in their code (``compute_heads_importance``, ``normalize_scores_by_layer``);
 the pruning curve removes heads in that order, least important first, 10 % at a time, and
 scores masked-LM top-1 and agreement at each step (their section 4, without retraining).
+
+The per-head intervals are one at a time; the finding is the family
+(:mod:`probing.interventions.head_family`): the per-sentence sums are returned
+(``result["sums"]``, saved beside the run) and every head's p is Holm-corrected over all
+the model's heads (``result["family"]``, ``result["finding"]``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ import numpy as np
 import torch
 
 from probing.interventions.agreement import MaskedCases, margins
+from probing.interventions.head_family import (
+    HeadSums,
+    family_columns,
+    family_sentence,
+    head_family,
+)
 from probing.interventions.hooks import head_mask, mlm_logits, model_parts
 from probing.interventions.masked_words import MaskedBatch, score_masked
 from probing.interventions.stats import PairedBootstrap, est_fields
@@ -63,6 +74,7 @@ def ablate_heads(
     lm_boot = PairedBootstrap(clean.sentence, n_boot=n_boot, seed=0)
     ag_boot = PairedBootstrap(list(agreement_groups), n_boot=n_boot, seed=0)
     rows = []
+    losses, hits, agrees = [clean.loss], [clean.correct], [clean_agree]
     with torch.inference_mode():
         for b in range(L):
             for h in range(H):
@@ -71,6 +83,9 @@ def ablate_heads(
                 mask[b, h] = 0.0
                 s = score_masked(encoder, batches, _with_mask(parts, mask))
                 agree = (margins(encoder, agreement, _with_mask(parts, mask)) > 0).astype(float)
+                losses.append(s.loss)
+                hits.append(s.correct)
+                agrees.append(agree)
                 rows.append(
                     {
                         "layer": b + 1,
@@ -80,6 +95,10 @@ def ablate_heads(
                         **est_fields("agreement_change", ag_boot.diff(agree, clean_agree)),
                     }
                 )
+    sums = HeadSums.from_items(L, H, clean.sentence, losses, hits, list(agreement_groups), agrees)
+    family = head_family(sums, n_boot=n_boot, seed=0)
+    for row, cols in zip(rows, family_columns(family), strict=True):
+        row.update(cols)
     say("importance", 0, 1)
     imp = importance(encoder, batches)
     for row in rows:
@@ -115,4 +134,7 @@ def ablate_heads(
         },
         "n_heldout_words": int(clean.loss.size),
         "n_agreement_cases": int(clean_agree.size),
+        "family": family,
+        "finding": family_sentence(family),
+        "sums": sums,  # not JSON: the caller saves it (HeadSums.save)
     }

@@ -27,6 +27,23 @@ p-value and Holm
     (Holm 1979), which controls the family-wise error at 5 % without assuming
     independence.
 
+Resolution: where the bootstrap is the bottleneck, a normal-approximation p
+    The bootstrap p cannot go below ``2 / (B + 1)``, so Holm over m rows cannot go below
+    ``2 m / (B + 1)``: 0.044 for 22 rows at B = 1,000, 0.04995 for 25 (every call on the
+    edge of 0.05) and over 0.05 from 26 rows on (nothing can be called). More replicates
+    only move that floor (the 72 heads of a head ablation need B ≈ 30,000 to reach
+    0.005). So where fewer than :data:`MIN_TAIL` replicates fall on the far side of zero —
+    the bootstrap's tail is too thin to estimate p — the p is the normal approximation
+    from the bootstrap's own standard error, ``erfc(|d| / (se √2))`` with ``se`` the
+    standard deviation of the replicates of ``d`` (the normal test on a
+    bootstrap standard error; Efron & Tibshirani 1993), floored at :data:`P_FLOOR`. Rows with a resolved tail keep the
+    bootstrap p unchanged.
+
+Seed level
+    Where no score of a comparison varies over seeds (one fit, or every seed the same fit:
+    the full-data runs, WSD's 1-NN) the outer level does nothing; the difference says so
+    (``seed_level`` "seeds identical" instead of "two-level").
+
 :class:`SentenceCounts` is the stored form (``results/sentence-scores/``): per seed and
 per test sentence the counts a score is made of, so that any two cells of any two runs can
 be compared later without the features or the probes.
@@ -45,12 +62,18 @@ from probing.errors import InvalidArgumentError
 from probing.probes.metrics import centre_of_gravity_draws
 
 ALPHA = 0.05
+MIN_TAIL = 10  # replicates past zero below which the bootstrap p is not resolved
+P_FLOOR = 1e-16  # the smallest p reported (double precision's resolution near 1)
 METHOD = (
     "paired percentile bootstrap over test sentences (1,000 replicates, shared by every "
     "cell of a data set's test split), two-level: seeds resampled with replacement inside "
-    "each replicate; two-sided bootstrap p; Holm over the table's rows; a difference is "
-    "called when its Holm-adjusted p < 0.05 and its sign is the same at every seed"
+    'each replicate ("seeds identical" where no seed varies); two-sided bootstrap p, or '
+    f"where fewer than {MIN_TAIL} replicates cross zero the normal-approximation p from the "
+    "bootstrap standard error; Holm over the table's rows; a difference is called when its "
+    "Holm-adjusted p < 0.05 and its sign is the same at every seed"
 )
+SEEDS_IDENTICAL = "seeds identical"
+TWO_LEVEL = "two-level"
 
 # How a score is made from its counts (..., K): K-column layouts.
 #   accuracy: (wrong, right); ratio: (hits, total) as UUAS / root accuracy;
@@ -185,6 +208,7 @@ class Difference:
     p_holm: float = math.nan
     alpha: float = ALPHA
     kind: str = ""  # in a layer table: "adjacent", "best" or "adjacent, best"
+    seed_level: str = ""  # "two-level" or "seeds identical" ("" read from older tables)
 
     @property
     def sign_stable(self) -> bool:
@@ -215,6 +239,7 @@ class Difference:
             "sign_stable": self.sign_stable,
             "called": self.called,
             "kind": self.kind,
+            "seed_level": self.seed_level,
         }
 
     @classmethod
@@ -233,6 +258,7 @@ class Difference:
             bool(d.get("paired", True)),
             g("p_holm"),
             kind=str(d.get("kind", "")),
+            seed_level=str(d.get("seed_level", "")),
         )
 
 
@@ -290,8 +316,11 @@ def compare(a: Replicates, b: Replicates, seed: int = 0, level: float = 0.95) ->
         lo = hi = p = math.nan
     else:
         lo, hi = (float(x) for x in np.quantile(finite, [alpha, 1 - alpha]))
-        p = bootstrap_p(finite)
-    return Difference(a.name, b.name, a.value - b.value, lo, hi, p, per_seed, paired)
+        p = difference_p(a.value - b.value, finite)
+    level = TWO_LEVEL if _seeds_vary(a) or _seeds_vary(b) else SEEDS_IDENTICAL
+    return Difference(
+        a.name, b.name, a.value - b.value, lo, hi, p, per_seed, paired, seed_level=level
+    )
 
 
 def bootstrap_p(draws: np.ndarray) -> float:
@@ -300,6 +329,27 @@ def bootstrap_p(draws: np.ndarray) -> float:
     n = len(d)
     below, above = (np.sum(d <= 0) + 1) / (n + 1), (np.sum(d >= 0) + 1) / (n + 1)
     return float(min(1.0, 2 * min(below, above)))
+
+
+def normal_p(value: float, draws: np.ndarray) -> float:
+    """Two-sided normal-approximation p of "the difference is 0": ``value`` over the
+    standard deviation of its replicates (the bootstrap standard error); NaN if that is 0.
+    Floored at :data:`P_FLOOR`: a normal tail that far out says only "far beyond any level"."""
+    se = float(np.std(np.asarray(draws, dtype=float), ddof=1)) if len(draws) > 1 else 0.0
+    if not (se > 0 and math.isfinite(value)):
+        return math.nan
+    return max(P_FLOOR, float(math.erfc(abs(value) / (se * math.sqrt(2.0)))))
+
+
+def difference_p(value: float, draws: np.ndarray) -> float:
+    """The p of a difference (module doc, "Resolution"): the bootstrap p where at least
+    :data:`MIN_TAIL` replicates fall past zero, else the normal approximation."""
+    d = np.asarray(draws, dtype=float)
+    tail = min(int(np.sum(d <= 0)), int(np.sum(d >= 0)))
+    if tail >= MIN_TAIL:
+        return bootstrap_p(d)
+    p = normal_p(value, d)
+    return bootstrap_p(d) if math.isnan(p) else p
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -371,6 +421,58 @@ def centre_of_gravity_replicates(
     return Replicates(name, cog_pts, cog_draws, first.unit, first.seeds)
 
 
+@dataclass(frozen=True)
+class DepthDifference:
+    """Two models' centres of gravity compared in absolute layers *and* in relative depth
+    (each centre divided by its model's number of layers), both as paired differences.
+
+    Dividing by 12 instead of 6 alone moves a centre a long way in relative depth, so the
+    relative ordering is *called* only where the absolute one does not contradict it: its
+    point difference is not of the opposite sign (a model whose centre is higher in layers
+    is not said to sit lower in its depth)."""
+
+    absolute: Difference  # a − b, layers
+    relative: Difference  # a / L_a − b / L_b, fractions of the depth
+
+    @property
+    def contradicted(self) -> bool:
+        """The absolute difference points the other way from the relative one."""
+        return bool(self.absolute.value * self.relative.value < 0)
+
+    @property
+    def relative_called(self) -> bool:
+        return self.relative.called and not self.contradicted
+
+    def as_dict(self) -> dict:
+        return {
+            "absolute": self.absolute.as_dict(),
+            "relative": self.relative.as_dict(),
+            "contradicted": self.contradicted,
+            "relative_called": self.relative_called,
+        }
+
+
+def depth_differences(
+    pairs: Sequence[tuple[Replicates, int, Replicates, int]], seed: int = 0
+) -> list[DepthDifference]:
+    """Per pair ``(cog_a, layers_a, cog_b, layers_b)``: ``a − b`` in layers and in relative
+    depth, Holm over the pairs within each (absolute, relative) family."""
+    absolute = with_holm([compare(a, b, seed) for a, _, b, _ in pairs])
+    relative = with_holm(
+        [
+            compare(
+                _scaled(a, 1 / la, f"{a.name} / {la}"), _scaled(b, 1 / lb, f"{b.name} / {lb}"), seed
+            )
+            for a, la, b, lb in pairs
+        ]
+    )
+    return [DepthDifference(x, y) for x, y in zip(absolute, relative, strict=True)]
+
+
+def _scaled(r: Replicates, factor: float, name: str) -> Replicates:
+    return Replicates(name, r.points * factor, r.draws * factor, r.unit, r.seeds)
+
+
 def table_dict(diffs: Sequence[Difference], metric: str, note: str = "") -> dict:
     """The JSON form of a comparison table (``results/*.json`` key ``comparisons``)."""
     out = {"metric": metric, "method": METHOD, "rows": [d.as_dict() for d in diffs]}
@@ -394,10 +496,27 @@ def format_table(diffs: Sequence[Difference], scale: float = 100.0, unit: str = 
         )
         lines.append(
             f"{d.a + ' − ' + d.b:<28} {d.value * scale:>+8.2f} {ci:>19} "
-            f"{d.p:>7.3f} {d.p_holm:>7.3f}  {flag}"
+            f"{_p_text(d.p):>7} {_p_text(d.p_holm):>7}  {flag}"
         )
+    if diffs and all(d.seed_level == SEEDS_IDENTICAL for d in diffs):
+        lines.append(f"({SEEDS_IDENTICAL}: the seed level of the bootstrap does nothing here)")
     lines.append(f"(differences in {unit}; {METHOD})")
     return "\n".join(lines)
+
+
+def _p_text(p: float) -> str:
+    """Three decimals, or a power of ten below 0.001 (normal-approximation p's)."""
+    return f"{p:.3f}" if not math.isfinite(p) or p >= 0.001 else f"{p:.0e}"
+
+
+def _seeds_vary(r: Replicates) -> bool:
+    """Whether the seed level of ``r`` does anything (more than one seed, not all alike)."""
+    if len(r.points) < 2:
+        return False
+    same = np.allclose(r.points, r.points[0], equal_nan=True) and np.allclose(
+        r.draws, r.draws[:1], equal_nan=True
+    )
+    return not same
 
 
 def _two_level(draws: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from pathlib import Path
 from probing.errors import InvalidArgumentError
 from probing.probes.compare import (
     ALPHA,
+    SEEDS_IDENTICAL,
     Difference,
     Engine,
     Replicates,
@@ -133,19 +134,32 @@ def check(statement: Statement, cells: Cells) -> Verdict:
 
 
 def render(verdict: Verdict) -> str:
-    """The sentence followed by the differences it rests on, in parentheses."""
+    """The sentence followed by the differences it rests on, in parentheses; "seeds
+    identical" where no seed varies (for the whole statement, or per difference when only
+    some rest on one fit), so the two-level bootstrap does not pretend a seed level."""
     st = verdict.statement
+    identical = [d.seed_level == SEEDS_IDENTICAL for d in verdict.diffs]
     parts = []
-    for claim, d in zip(st.claims, verdict.diffs, strict=True):
+    for claim, d, same in zip(st.claims, verdict.diffs, identical, strict=True):
         a, b = _short(claim.a), _short(claim.b)
         if claim.a.partition(":")[0] == claim.b.partition(":")[0]:
             b = b.rsplit(" ", 1)[-1]  # same run: "minilm-l6 pos L3 − L4"
         s = st.scale
         parts.append(
             f"{a} − {b} {d.value * s:+.2f} [{d.ci_low * s:+.2f}, {d.ci_high * s:+.2f}]"
-            + (f", p_Holm {d.p_holm:.3f}" if claim.kind == "above" else "")
+            + (f", p_Holm {_p(d.p_holm)}" if claim.kind == "above" else "")
+            + (", seeds identical" if same and not all(identical) else "")
         )
-    return f"{st.text} ({'; '.join(parts)} {st.unit})"
+    tail = f"; {SEEDS_IDENTICAL}" if identical and all(identical) else ""
+    return f"{st.text} ({'; '.join(parts)} {st.unit}{tail})"
+
+
+def _p(p: float) -> str:
+    """A p-value to three decimals, or in powers of ten below 0.001 (the normal-approximation
+    p of a clear difference can be far below the bootstrap's floor)."""
+    if p >= 0.001:
+        return f"{p:.3f}"
+    return "< 1e-15" if p < 1e-15 else f"{p:.0e}".replace("e-0", "e-")
 
 
 def load_statements(path: str | Path) -> list[Statement]:
@@ -213,6 +227,8 @@ def table_sentence(comparisons: dict | None) -> str:
     text = f"Paired comparisons: {name} (chosen on dev) is {'; '.join(parts)}"
     if moves:
         text += f"; layer to layer: {', '.join(moves)}"
+    if diffs and all(d.seed_level == SEEDS_IDENTICAL for d in diffs):
+        return text + " (bootstrap over test sentences, seeds identical; Holm over the table)."
     return (
         text + " (bootstrap over test sentences and seeds, Holm over the table; "
         "a difference is called only if its sign holds at every seed)."

@@ -17,11 +17,13 @@ from probing import config
 from probing.figures.interventions import (
     agreement_figure,
     erasure_figure,
+    fit_curve_figure,
     head_importance_figure,
     patching_figure,
     pruning_figure,
     recovery_figure,
 )
+from probing.interventions.erasure_summary import has_heldout, summary_sentences
 from ui import background, tasks
 from ui.common import (
     friendly_errors,
@@ -32,9 +34,9 @@ from ui.common import (
     page_header,
 )
 from ui.jobs import offload
-from ui.state import persist
+from ui.state import all_of, as_bool, as_strs, one_of, persist
 
-RESULTS = config.REPO_ROOT / "results" / "interventions"
+RESULTS = config.results_dir() / "interventions"
 TASKS = {"pos": "ud-ewt", "deprel": "ud-ewt", "supersense": "semcor"}
 SENTENCE = "The keys to the old cabinet [MASK] on the table."
 # Both embedded LMs agree on both sentences (margins > 0), so the default map is a fraction;
@@ -51,11 +53,11 @@ NO_HEADS = (
 )
 
 
-def _is_elmo(name: str) -> bool:
+def _has_no_heads(name: str) -> bool:
     from probing.models.registry import entry
 
     e = entry(name)
-    return e is not None and e.family == "elmo"
+    return e is not None and not e.info.has_attention
 
 
 @st.cache_data(show_spinner=False)
@@ -78,7 +80,8 @@ def head_importance_panel(model: str, k: str = "") -> None:
     result = stored(f"{source}__ud-ewt__ablate-heads")
     if result is None:
         return
-    if st.toggle("Head importance (ablation, Michel et al. 2019)", False, key=f"attn_imp{k}"):
+    shown = persist(f"attn_imp{k}", False, f"importance{k}", as_bool)
+    if st.toggle("Head importance (ablation, Michel et al. 2019)", key=shown):
         st.plotly_chart(
             head_importance_figure(result["importance"], f"{source}: head importance I_h"),
             key=f"attn_head_importance{k}",
@@ -108,8 +111,8 @@ def render() -> None:
     name = SAME_WEIGHTS.get(names[0], names[0])
     if name != names[0]:
         st.caption(f"{names[0]} has no MLM head; showing {name}, the same encoder with one.")
-    erase_tab, agree_tab, heads_tab = st.tabs(
-        ["Erasure (amnesic probing)", "Agreement & patching", "Heads"]
+    erase_tab, agree_tab, heads_tab, pairs_tab = st.tabs(
+        ["Erasure (amnesic probing)", "Agreement & patching", "Heads", "Minimal pairs"]
     )
     with erase_tab:
         sweeps(name)
@@ -118,10 +121,16 @@ def render() -> None:
         agreement_section(name)
     with heads_tab:
         heads_section(name)
+    with pairs_tab:
+        from ui.views import minimal_pairs
+
+        minimal_pairs.render(name)
 
 
 def sweeps(name: str) -> None:
-    task = st.selectbox("Task", list(TASKS), key=persist("iv_task", "pos"))
+    task = st.selectbox(
+        "Task", list(TASKS), key=persist("iv_task", "pos", "task", valid=one_of(TASKS))
+    )
     result = stored(f"{name}__{TASKS[task]}__{task}__erase-leace")
     if result is None:
         st.info(
@@ -131,12 +140,24 @@ def sweeps(name: str) -> None:
         return
     st.plotly_chart(erasure_figure(result), key="iv_erasure")
     meta = result["meta"]
-    st.caption(
-        f"LEACE erasure fitted on {meta['train_sentences']} training sentences, scored on "
-        f"{meta['test_sentences']} test sentences (95 % sentence-bootstrap CIs); random "
-        f"subspaces: {result['spec']['n_random']} draws of the same rank. LM effect: "
-        f"{meta['lm_effect']}."
+    fitted = (
+        f"LEACE erasure fitted on {meta['train_sentences']} training sentences (in-sample "
+        "protocol: the probe retrained on those words, erased)"
     )
+    if has_heldout(result):
+        fitted += (
+            f" and on {meta['fit_sentences']:,} training sentences ({meta['n_fit_words']:,} "
+            f"words; held-out protocol: a fresh probe trained on {meta['n_heldout_train_words']:,}"
+            " erased dev words the eraser never saw)"
+        )
+    st.caption(
+        f"{fitted}; scored on {meta['test_sentences']} test sentences (95 % sentence-bootstrap "
+        f"CIs); random subspaces: {result['spec']['n_random']} draws of the same rank. LM "
+        f"effect: {meta['lm_effect']}."
+    )
+    st.markdown("\n".join(f"- {md_text(s)}" for s in summary_sentences(result)))
+    if result.get("curve"):
+        st.plotly_chart(fit_curve_figure(result), key="iv_fit_curve")
     if result["recovery"]:
         st.plotly_chart(recovery_figure(result), key="iv_recovery")
 
@@ -144,14 +165,23 @@ def sweeps(name: str) -> None:
 def erase_sentence(name: str) -> None:
     st.subheader("Erase on your sentence")
     # No default of its own: persist puts the value in session state (a second one warns).
-    text = st.text_input("Sentence with [MASK]", key=persist("iv_text", SENTENCE))
+    text = st.text_input("Sentence with [MASK]", key=persist("iv_text", SENTENCE, "sentence"))
     encoder = get_encoder(name)
     if encoder is None:
         return
     n_layers = int(encoder.info.n_contextual_layers)
     c1, c2 = st.columns(2)
-    task = c1.selectbox("Erase", list(TASKS), key="iv_sent_task")
-    layer = c2.slider("at layer", 0, n_layers, min(3, n_layers), key="iv_sent_layer")
+    task = c1.selectbox(
+        "Erase",
+        list(TASKS),
+        key=persist("iv_sent_task", next(iter(TASKS)), "erase", valid=one_of(TASKS)),
+    )
+    layer = c2.slider(
+        "at layer",
+        0,
+        n_layers,
+        key=persist("iv_sent_layer", min(3, n_layers), "layer", int, lambda x: 0 <= x <= n_layers),
+    )
     key = background.session_key("interventions-erase")
     ended = background.collect(key)
     if ended is not None:
@@ -175,7 +205,7 @@ def erase_sentence(name: str) -> None:
         from probing.interventions.sentence import erasing, fill_mask_under, labels_before_after
 
         st.caption(f"{task} erased at layer {layer} (rank {kit.kit.eraser.rank}).")
-        if "[MASK]" in text.upper() and getattr(encoder, "softmax", None) is not None:
+        if "[MASK]" in text.upper() and encoder.info.lm_kind == "bidirectional-lm":
             st.caption(
                 f"{name} has a bi-LM softmax (next-word LMs), not a masked-LM head: no "
                 "fill-mask guesses. The sweep above shows its bi-LM loss under erasure."
@@ -239,11 +269,11 @@ def agreement_section(name: str) -> None:
     else:
         st.info(f"No precomputed agreement run for {name}.")
     st.subheader("Your minimal pair")
-    a = st.text_input("Sentence A (singular subject)", key=persist("iv_pair_a", PAIR[0]))
-    b = st.text_input("Sentence B (plural subject)", key=persist("iv_pair_b", PAIR[1]))
+    a = st.text_input("Sentence A (singular subject)", key=persist("iv_pair_a", PAIR[0], "a"))
+    b = st.text_input("Sentence B (plural subject)", key=persist("iv_pair_b", PAIR[1], "b"))
     c1, c2 = st.columns(2)
-    sg = c1.text_input("Singular verb form", "is", key="iv_sg")
-    pl = c2.text_input("Plural verb form", "are", key="iv_pl")
+    sg = c1.text_input("Singular verb form", key=persist("iv_sg", "is", "sg"))
+    pl = c2.text_input("Plural verb form", key=persist("iv_pl", "are", "pl"))
     attractor = attractor_picker(a, b)
     if st.button("Check and patch", key="iv_patch"):
         with intervention_encoder(name) as encoder:
@@ -291,7 +321,7 @@ def check_and_patch(  # noqa: ANN001
 ) -> None:
     """The user's minimal pair: which verb form each sentence prefers, and the patching map
     (``attractor``: the attractor's word index, None for none)."""
-    if getattr(encoder, "softmax", None) is not None:
+    if encoder.info.lm_kind == "bidirectional-lm":
         with friendly_errors("Patching"):
             _patch_forward_lm(encoder, a, b, sg, pl, attractor)
         return
@@ -427,7 +457,7 @@ def _patch_forward_lm(  # noqa: ANN001
 
 
 def heads_section(name: str) -> None:
-    if _is_elmo(name):
+    if _has_no_heads(name):
         st.info(NO_HEADS.format(name=name))
         return
     result = stored(f"{name}__ud-ewt__ablate-heads")
@@ -436,17 +466,21 @@ def heads_section(name: str) -> None:
             head_importance_figure(result["importance"], "Head importance I_h"), key="iv_importance"
         )
         st.plotly_chart(pruning_figure(result["curve"]), key="iv_pruning")
+        if result.get("finding"):  # written from the Holm-corrected table (head_family)
+            st.caption(result["finding"])
     else:
         st.info(f"No precomputed head-ablation run for {name}.")
     encoder = get_encoder(name)
     if encoder is None:
         return
     st.subheader("Switch heads off")
-    text = st.text_input("Sentence with [MASK]", SENTENCE, key="iv_heads_text")
+    text = st.text_input("Sentence with [MASK]", key=persist("iv_heads_text", SENTENCE, "masked"))
     n_layers = int(encoder.info.n_contextual_layers)
-    n_heads = int(getattr(encoder.model.config, "num_attention_heads", 0) or 0)
+    n_heads = encoder.info.n_heads
     options = [f"L{layer}-H{h}" for layer in range(1, n_layers + 1) for h in range(n_heads)]
-    off = st.multiselect("Heads off", options, key="iv_heads_off")
+    off = st.multiselect(
+        "Heads off", options, key=persist("iv_heads_off", [], "off", as_strs, all_of(options))
+    )
     with friendly_errors("Fill-mask"), intervention_encoder(name) as encoder:
         from probing.interventions.sentence import fill_mask_under, heads_off
 
