@@ -14,12 +14,15 @@ models (minilm-l6 → mpnet-base, and two models), whose layers are derived from
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.navigation import PAGES
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = (
@@ -91,7 +94,7 @@ def _options(at: AppTest, key: str, widget) -> list:
 def _shows_as(widget, value: Any, text: str) -> bool:
     try:
         return str(widget.format_func(value)) == text
-    except Exception:  # noqa: BLE001 - a format_func for other values
+    except Exception:  # a format_func for other values
         return False
 
 
@@ -225,7 +228,7 @@ def in_process(monkeypatch):
             self.pca = PCA(n_components=2, random_state=0).fit(x)
             self.embedding_ = self.pca.transform(x)
 
-        def transform(self, x):  # noqa: ANN001, ANN202
+        def transform(self, x: np.ndarray) -> np.ndarray:
             return self.pca.transform(x)
 
     monkeypatch.setenv("CONTEXTLENS_JOB_WORKERS", "0")
@@ -295,6 +298,8 @@ NOT_LINKED = {
     "sweep_folder": "a path on the server, meaningless in a link (and hidden in the demo)",
     "sc_static_": "the GloVe / word2vec file form: a path on the server (local only)",
     "iv_attr_": "the attractor of one typed pair, offered per pair of sentences",
+    "sc_picks_": "the occurrences picked among one set of sentences (a new set starts from "
+    "its first ten; a link's picks would carry over to the next set)",
 }
 
 

@@ -6,6 +6,9 @@ Computation in ``probing.attribution``; drawing in ``probing.figures.attribution
 
 from __future__ import annotations
 
+import hashlib
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from probing.analyses.fill_mask import MASK_RE, count_masks, fill_mask
@@ -17,11 +20,30 @@ from probing.figures.attribution import word_bars_figure
 from ui.common import friendly_errors, md_text
 from ui.state import as_bool, one_of, persist
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from probing.attribution.integrated_gradients import IGResult
+    from probing.encoders.bert import TransformersMaskedLM
+
 
 @st.cache_data(max_entries=8, show_spinner=False)
+def _tag(name: str) -> str:
+    """The model's part of a parameter name: its own name when short and plain, else a
+    digest (a folder path would make the parameter name too long for the address)."""
+    if len(name) <= 20 and all(c.isalnum() or c in "-_." for c in name):
+        return f"_{name}"
+    return "_" + hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
+
+
 def _scores(
-    model: str, words: tuple[str, ...], mask_word: int, target: str | int, baseline: str, _encoder
-):  # noqa: ANN001, ANN202, E501
+    model: str,
+    words: tuple[str, ...],
+    mask_word: int,
+    target: str | int,
+    baseline: str,
+    _encoder: TransformersMaskedLM,
+) -> tuple[str, dict[str, np.ndarray], IGResult]:
     """Every method's word scores for one case, cached per (model, case, target, baseline);
     ``target``: a typed word, or the top guess's vocabulary id."""
     if isinstance(target, str):
@@ -36,7 +58,7 @@ def attribution_section(encoder, name: str, text: str) -> None:
     """Per-word bars for the chosen method (off until asked: IG costs a second or two)."""
     if not st.toggle(
         "Which words did it use?",
-        key=persist(f"fm_attr_on_{name}", False, f"attr_{name}", as_bool),
+        key=persist(f"fm_attr_on_{name}", False, f"attr{_tag(name)}", as_bool),
         help="Attribute the guess at the mask to the words around it (Integrated Gradients, "
         "gradient × input, attention × gradient, Value Zeroing, ALTI).",
     ):
@@ -50,7 +72,10 @@ def attribution_section(encoder, name: str, text: str) -> None:
         METHODS,
         format_func=LABELS.get,
         key=persist(
-            f"fm_attr_method_{name}", METHODS[0], f"attr_method_{name}", valid=one_of(list(METHODS))
+            f"fm_attr_method_{name}",
+            METHODS[0],
+            f"attr_method{_tag(name)}",
+            valid=one_of(list(METHODS)),
         ),
     )
     baseline = b.selectbox(
@@ -59,7 +84,7 @@ def attribution_section(encoder, name: str, text: str) -> None:
         key=persist(
             f"fm_attr_base_{name}",
             BASELINES[0],
-            f"attr_baseline_{name}",
+            f"attr_baseline{_tag(name)}",
             valid=one_of(list(BASELINES)),
         ),
         help="What a context word is replaced by at the start of IG's path: the [MASK] "
@@ -67,7 +92,7 @@ def attribution_section(encoder, name: str, text: str) -> None:
     )
     typed = c.text_input(
         "Target",
-        key=persist(f"fm_attr_target_{name}", "", f"attr_target_{name}"),
+        key=persist(f"fm_attr_target_{name}", "", f"attr_target{_tag(name)}"),
         placeholder="top guess",
     )
     with friendly_errors("Attribution"), st.spinner("Attributing…"):

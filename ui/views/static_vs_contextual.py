@@ -70,7 +70,7 @@ from ui.common import (
 )
 from ui.jobs import heavy_job, offload
 from ui.settings_inputs import setting_number
-from ui.state import as_bool, as_ints, link, one_of, persist
+from ui.state import as_bool, link, one_of, persist
 
 DEFAULT_TEXT = """He sat on the river bank and watched the water.
 She opened a bank account to save money.
@@ -260,16 +260,11 @@ def occurrence_inputs() -> tuple[str, str, list[int], list[str | None]]:
     picks = st.multiselect(
         "Occurrences to compare",
         range(len(found)),
+        default=list(range(min(len(found), 10))),
         format_func=lambda i: names[i],
-        # One box per sentence set and target (a new set starts from its first ten); the
-        # picks are in the address as occurrence numbers.
-        key=persist(
-            f"sc_picks_{hash((text, target))}",
-            list(range(min(len(found), 10))),
-            "picks",
-            as_ints,
-            lambda v: all(0 <= i < len(found) for i in v),
-        ),
+        # One box per sentence set and target: a new set starts from its first ten (not in
+        # the address: a link's picks would carry over to the next set of sentences).
+        key=f"sc_picks_{hash((text, target))}",
     )
     if len(picks) < 2:
         st.warning("Pick at least two occurrences to compare.")
