@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.browser import BUSY_JS, CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.browser import BUSY_JS, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 
 def page_paths() -> list[str]:
@@ -175,7 +175,7 @@ async def light_clicks(
             out["light"].append(idle_at - t0)
             out.setdefault("light_at", []).append(round(t0 - out["t_start"], 1))
             out.setdefault("light_session", []).append(sid)
-        except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+        except Exception as exc:  # every failure is a counted error
             out["errors"].append(f"session {sid} light click: {type(exc).__name__}: {exc}"[:300])
         await asyncio.sleep(max(0.0, think - (time.monotonic() - t0)))
 
@@ -218,7 +218,7 @@ async def session(
                     out.setdefault("heavy_at", []).append(
                         (name, round(t0 - out["t_start"], 1), round(time.monotonic() - t0, 1))
                     )
-                except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+                except Exception as exc:  # every failure is a counted error
                     out["errors"].append(f"session {sid} {name}: {type(exc).__name__}: {exc}"[:300])
                 if time.monotonic() >= until:
                     break
@@ -234,7 +234,7 @@ async def session(
                     out["errors"].append(f"session {sid} /{path}: exception box")
                 out["latency"].setdefault(path or "home", []).append(time.monotonic() - t0)
                 out["visits"] += 1
-            except Exception as exc:  # noqa: BLE001 - every failure is a counted error
+            except Exception as exc:  # every failure is a counted error
                 out["errors"].append(f"session {sid} /{path}: {type(exc).__name__}: {exc}"[:300])
         out["held"] += 1
     finally:

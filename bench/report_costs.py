@@ -21,14 +21,18 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 
 from probing.models.registry import load_encoder
 from probing.report import plan as P
 
+T = TypeVar("T")
 
-def cpu(fn):  # noqa: ANN001, ANN201
+
+def cpu(fn: Callable[[], T]) -> tuple[float, T]:
     t = time.process_time()
     out = fn()
     return time.process_time() - t, out
@@ -45,7 +49,7 @@ def main() -> None:
     from probing.probes.run import probe_layers
     from probing.probes.settings import ProbeSettings
 
-    def emit(**d) -> None:  # noqa: ANN003
+    def emit(**d: object) -> None:
         d["load"] = round(os.getloadavg()[0], 1)
         print(json.dumps(d), flush=True)
 

@@ -26,7 +26,7 @@ from types import TracebackType
 from probing.errors import JobStoppedError
 
 
-class BudgetExceeded(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt
+class BudgetExceeded(BaseException):  # a signal, like KeyboardInterrupt
     """Raised inside a job's thread by its watchdog; turned into ``JobStoppedError``."""
 
 

@@ -34,7 +34,7 @@ class InputTooLongError(ContextLensError, ValueError):
             "Shorten the text or split it into sentences."
         )
 
-    def __reduce__(self):  # noqa: ANN204 - pickle's protocol
+    def __reduce__(self) -> tuple[type[InputTooLongError], tuple[int, int, str]]:
         # A job's error crosses from the worker process by pickle, which would call the class
         # with ``self.args`` (the message alone): rebuild it from its fields instead.
         return (type(self), (self.length, self.limit, self.unit))

@@ -179,7 +179,7 @@ def download_file(
     try:
         with os.fdopen(fd, "wb") as out:
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+                with urllib.request.urlopen(url, timeout=timeout) as resp:
                     header = resp.headers.get("Content-Length")
                     announced = int(header) if header and header.isdigit() else None
                     total = size if size is not None else announced

@@ -143,7 +143,7 @@ class Spec:
 
 def param(
     default: Any,
-    help: str,  # noqa: A002 - argparse's word for it
+    help: str,  # argparse's word for it
     *,
     bound: Bound | None = None,
     choices: tuple[str, ...] = (),

@@ -25,6 +25,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,12 +42,24 @@ from probing.probes.mlp import MLPProbe, selectivity_by_capacity
 from probing.probes.reapply import StoredCounts, save_counts, unit_of
 from probing.probes.tasks import get_task
 
+if TYPE_CHECKING:
+    from probing.features import Features
+    from probing.probes.control import TypeKeys
+
 ROOT = Path(__file__).resolve().parent.parent
 FAMILIES = ("linear", "mlp")
 KINDS = ("task", "control")
 
 
-def one_seed(train, dev, test, seed: int, words: int, Cs, type_keys) -> dict:  # noqa: ANN001
+def one_seed(
+    train: Features,
+    dev: Features,
+    test: Features,
+    seed: int,
+    words: int,
+    Cs: dict[int, float],
+    type_keys: TypeKeys,
+) -> dict:
     """Per layer, family and kind, the (n_test,) right-or-wrong of one seed's probes."""
     tr = train.subsample(words, seed=seed)
     control = ControlTask(seed=seed, type_keys=type_keys).fit(tr.words, tr.labels)

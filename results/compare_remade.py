@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 IGNORED = {("meta", "timing_s"), ("meta", "command")}
@@ -103,7 +104,7 @@ def main(argv: list[str]) -> int:
     return 1 if failed or not compared else 0
 
 
-def _leaves(x: object):  # noqa: ANN202
+def _leaves(x: object) -> Iterator[object]:
     if isinstance(x, dict):
         for v in x.values():
             yield from _leaves(v)

@@ -27,6 +27,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,10 @@ from probing.probes.mix import ScalarMixProbe, layer_stats
 from probing.probes.reapply import StoredCounts, save_counts, unit_of
 from probing.probes.tasks import get_task
 
+if TYPE_CHECKING:
+    from probing.features import Features
+    from probing.probes.compare import Replicates
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -55,7 +60,9 @@ def committed_c(model: str, dataset: str, task: str) -> dict[int, float]:
     return {int(k): float(v) for k, v in meta["C"].items()}
 
 
-def one_seed(train, dev, test, seed: int, words: int, Cs: dict[int, float]) -> dict:  # noqa: ANN001
+def one_seed(
+    train: Features, dev: Features, test: Features, seed: int, words: int, Cs: dict[int, float]
+) -> dict:
     """Test predictions of every member and every cumulative mix for one seed, and the
     mixes' weights."""
     tr = train.subsample(words, seed=seed)
@@ -141,7 +148,7 @@ def run(model: str, task: str, args: argparse.Namespace) -> dict:
     cog_mix = centre_of_gravity_replicates("CoG cumulative mixes", mixes, cumulative=False)
     cog_diff = compare(cog_mix, cog_best)
 
-    def summary(r) -> dict:  # noqa: ANN001 - two-level interval of one score
+    def summary(r: Replicates) -> dict:  # two-level interval of one score
         idx = np.random.default_rng(0).integers(0, len(r.points), (r.draws.shape[1], len(r.points)))
         two = np.nanmean(r.draws[idx, np.arange(r.draws.shape[1])[:, None]], axis=1)
         lo, hi = np.quantile(two, [0.025, 0.975])

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from probing.probes.results import ProbeResults
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def ci(row, prefix: str = "") -> str:  # noqa: ANN001
+
+def ci(row: pd.Series, prefix: str = "") -> str:
     v, lo, hi = (
         row[prefix or "value"],
         row[f"{prefix}_ci_low" if prefix else "ci_low"],

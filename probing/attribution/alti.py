@@ -24,7 +24,7 @@ LayerNorm's recorded output, and an architecture where it does not is refused.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -94,7 +94,7 @@ def alti(model: torch.nn.Module, inputs: Mapping[str, torch.Tensor]) -> np.ndarr
     rec: dict[str, list[torch.Tensor]] = {"x": [], "v": [], "ln_in": [], "ln_out": []}
     lns = [attention_layer_norm(parts, b) for b in range(parts.n_layers)]
 
-    def out_of(key: str):  # noqa: ANN202 - forward hooks
+    def out_of(key: str) -> Callable[[torch.nn.Module, tuple, object], None]:
         def hook(_m: torch.nn.Module, _a: tuple, out: object) -> None:
             rec[key].append((out[0] if isinstance(out, tuple) else out)[0].detach().double())
 

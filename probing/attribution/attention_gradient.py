@@ -11,12 +11,16 @@ layers); ``per_layer[l]`` is ``Ā_l[mask, :]`` alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.attribution.case import MaskedCase, target_logprob
 from probing.errors import NoAttentionError
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,7 @@ class AttentionGradient:
     per_layer: np.ndarray
 
 
-def attention_x_gradient(encoder, case: MaskedCase) -> AttentionGradient:  # noqa: ANN001
+def attention_x_gradient(encoder: TransformersMaskedLM, case: MaskedCase) -> AttentionGradient:
     """Attention × gradient for one case (one forward and one backward pass).
 
     Raises:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -21,6 +22,10 @@ from probing.encoders.bert import model_words
 from probing.encoders.bert_mlm import mlm_head_logits
 from probing.errors import EmptyInputError, InputTooLongError, InvalidArgumentError, NoMLMHeadError
 from probing.interventions.hooks import require_mlm
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.encoders.bert import TransformersMaskedLM
 
 _FORWARD_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -69,7 +74,7 @@ class MaskedCase:
 
 
 def prepare_case(
-    encoder,  # noqa: ANN001 - a TransformersMaskedLM (checked)
+    encoder: Encoder,  # a TransformersMaskedLM (checked)
     words: Sequence[str],
     mask_word: int,
     target: str | None = None,
@@ -124,7 +129,7 @@ def prepare_case(
 
 
 def target_logprob(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     case: MaskedCase,
     embeddings: torch.Tensor,
     **options: bool,
@@ -144,7 +149,7 @@ def target_logprob(
 
 @torch.inference_mode()
 def target_probabilities(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     case: MaskedCase,
     input_ids: torch.Tensor,
 ) -> np.ndarray:

@@ -14,25 +14,29 @@ curves are flat near 0 and say little about the methods).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import torch
 
 from probing.attribution.case import MaskedCase, prepare_case
 from probing.errors import InvalidArgumentError, MultiPieceTargetError, SpecialTokenError
 
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
+
 MIN_WORDS, MAX_WORDS = 8, 20
 TARGETS = ("top", "gold")
 
 
 @torch.inference_mode()
-def top_guess(encoder, case: MaskedCase) -> int:  # noqa: ANN001
+def top_guess(encoder: TransformersMaskedLM, case: MaskedCase) -> int:
     """The vocabulary id the model ranks first at the case's mask."""
     inputs = {k: v.to(encoder.device) for k, v in case.inputs.items()}
     return int(encoder.mlm(**inputs).logits[0, case.mask_position].argmax())
 
 
 def ud_cases(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     sentences: Iterable,
     n: int = 50,
     target: str = "top",

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.attribution.case import MaskedCase, target_probabilities
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 
 def importance_order(scores: np.ndarray, case: MaskedCase) -> list[int]:
@@ -60,7 +64,7 @@ class Curves:
         return float(np.mean(self.insertion - self.insertion[0]))
 
 
-def curves(encoder, case: MaskedCase, order: Sequence[int]) -> Curves:  # noqa: ANN001
+def curves(encoder: TransformersMaskedLM, case: MaskedCase, order: Sequence[int]) -> Curves:
     """Both curves for one order of the context words (one batched forward pass)."""
     mask_id = int(encoder.tokenizer.mask_token_id)
     m = len(order)
@@ -71,7 +75,7 @@ def curves(encoder, case: MaskedCase, order: Sequence[int]) -> Curves:  # noqa: 
 
 
 def random_curves(
-    encoder,  # noqa: ANN001
+    encoder: TransformersMaskedLM,
     case: MaskedCase,
     n_random: int,
     rng: np.random.Generator,

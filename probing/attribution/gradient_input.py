@@ -4,13 +4,18 @@ log-probability at the mask (one forward and one backward pass)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from probing.attribution.case import MaskedCase, target_logprob
 
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
-def gradient_x_input(encoder, case: MaskedCase) -> np.ndarray:  # noqa: ANN001 - TransformersMaskedLM
+
+def gradient_x_input(encoder: TransformersMaskedLM, case: MaskedCase) -> np.ndarray:
     """Per-piece scores (n,), float64; :meth:`MaskedCase.to_words` gives words. Runs with
     gradients on even when called under ``torch.inference_mode``/``no_grad``."""
     ids = case.inputs["input_ids"].to(encoder.device)

@@ -22,13 +22,16 @@ Captum hooks the layer it is given. Here that layer is a lookup module made for 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
 
 from probing.attribution.case import MaskedCase, target_logprob
 from probing.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 Baseline = Literal["mask", "pad", "zeros"]
 BASELINES: tuple[str, ...] = ("mask", "pad", "zeros")
@@ -95,7 +98,9 @@ def check_steps(steps: int) -> int:
     return int(steps)
 
 
-def baseline_ids(encoder, case: MaskedCase, baseline: str, zero_id: int) -> torch.Tensor:  # noqa: ANN001
+def baseline_ids(
+    encoder: TransformersMaskedLM, case: MaskedCase, baseline: str, zero_id: int
+) -> torch.Tensor:
     """The case's ids with every context piece replaced by the baseline's id: (1, n)."""
     if baseline not in BASELINES:
         raise InvalidArgumentError(
@@ -111,7 +116,7 @@ def baseline_ids(encoder, case: MaskedCase, baseline: str, zero_id: int) -> torc
 
 
 def integrated_gradients(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     case: MaskedCase,
     *,
     baseline: str = DEFAULT_BASELINE,

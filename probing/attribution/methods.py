@@ -18,6 +18,7 @@ each layer's own map, not rolled out: ``attention`` (raw weights, head mean),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -33,6 +34,9 @@ from probing.attribution.integrated_gradients import (
     integrated_gradients,
 )
 from probing.attribution.value_zeroing import rolled_out, value_zeroing
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 METHODS: tuple[str, ...] = (
     "integrated_gradients",
@@ -72,7 +76,7 @@ class CaseScores:
 
 
 @torch.inference_mode()
-def _attention(encoder, case: MaskedCase) -> np.ndarray:  # noqa: ANN001
+def _attention(encoder: TransformersMaskedLM, case: MaskedCase) -> np.ndarray:
     out = encoder.model(
         **{k: v.to(encoder.device) for k, v in case.inputs.items()}, output_attentions=True
     )
@@ -80,7 +84,7 @@ def _attention(encoder, case: MaskedCase) -> np.ndarray:  # noqa: ANN001
 
 
 def score_case(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     case: MaskedCase,
     *,
     baseline: str = DEFAULT_BASELINE,

@@ -9,6 +9,7 @@ rollout's.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,10 +18,15 @@ from probing.attribution.alti import alti
 from probing.attribution.value_zeroing import rolled_out, value_zeroing
 from probing.errors import NoAttentionError
 
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+
 MIXING_METHODS = ("value_zeroing", "alti")
 
 
-def mixing_maps(encoder, amap: AttentionMap, rolled: bool = False) -> dict[str, AttentionMap]:  # noqa: ANN001
+def mixing_maps(
+    encoder: Encoder, amap: AttentionMap, rolled: bool = False
+) -> dict[str, AttentionMap]:
     """Value Zeroing and ALTI of ``amap``'s input (a piece-level single-sentence map the
     encoder made), per layer or rolled out across layers.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -24,6 +25,9 @@ from probing.attribution.integrated_gradients import DEFAULT_BASELINE, DEFAULT_S
 from probing.attribution.methods import LAYER_METHODS, METHODS, score_case
 from probing.interventions.stats import PairedBootstrap, est_fields
 from probing.probes.compare import Replicates, compare, table_dict, with_holm
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 METRICS = ("aopc_deletion", "aopc_insertion")
 UNIT = "attribution cases"
@@ -53,7 +57,7 @@ def _rho(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def run_study(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     cases: Sequence[MaskedCase],
     sent_ids: Sequence[str],
     *,

@@ -27,9 +27,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.params import Bound, converter
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 DEFAULT_MODEL = "minilm-l6-mlm"
 METHOD_NAMES = (
@@ -120,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     return _study(args, files) if args.study else _sentence(args, files)
 
 
-def _html(fig, plotlyjs: str) -> str:  # noqa: ANN001 - a plotly Figure
+def _html(fig: go.Figure, plotlyjs: str) -> str:
     return fig.to_html(include_plotlyjs=True if plotlyjs == "inline" else "cdn", full_html=True)
 
 

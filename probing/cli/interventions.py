@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 DEFAULT_OUT = "results/interventions"
 
@@ -42,7 +47,7 @@ def _common(p: argparse.ArgumentParser, default_model: str = "minilm-l6-mlm") ->
     add_overwrite_argument(p)
 
 
-def _progress(quiet: bool):  # noqa: ANN202
+def _progress(quiet: bool) -> Callable[[str, int, int], None] | None:
     if quiet:
         return None
 
@@ -282,7 +287,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agreement_bilm(args: argparse.Namespace, encoder, stem: str) -> int:  # noqa: ANN001
+def _agreement_bilm(args: argparse.Namespace, encoder: Encoder, stem: str) -> int:
     """Agreement and patching with an ELMo's forward LM (left context only, Linzen et al.)."""
     from probing.figures.interventions import agreement_figure, patching_figure
     from probing.interventions import agreement as ag

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+
+if TYPE_CHECKING:
+    from probing.minimal_pairs.evaluate import PairScores
 
 DEFAULT_OUT = "results/minimal-pairs"
 SCORERS = ("original", "within_word_l2r")
@@ -74,7 +79,7 @@ def run_stem(model: str, scorer: str) -> str:
     return output_stem(model, "minimal-pairs", scorer)
 
 
-def _say(quiet: bool):  # noqa: ANN202
+def _say(quiet: bool) -> Callable[[str, int, int], None]:
     def show(stage: str, done: int, total: int) -> None:
         if not quiet:
             print(f"  {stage}: {done}/{total}", flush=True)
@@ -184,7 +189,7 @@ def _write(out: Path, stem: str, payload: dict, rows: list[dict], pair_rows: lis
     print(f"wrote {out / stem}.csv, .json, .pairs.csv")
 
 
-def read_run(path: str | Path):  # noqa: ANN201 - PairScores
+def read_run(path: str | Path) -> PairScores:
     """A run's ``.pairs.csv`` (with its ``.json`` beside it for the model's name)."""
     import pandas as pd
 
@@ -198,7 +203,7 @@ def read_run(path: str | Path):  # noqa: ANN201 - PairScores
     return PairScores.from_rows(frame.to_dict("records"), model, meta.get("scorer", ""))
 
 
-def compare_payload(a, b, n_boot: int = 1000) -> dict:  # noqa: ANN001
+def compare_payload(a: PairScores, b: PairScores, n_boot: int = 1000) -> dict:
     """The paired comparison of two runs as stored (``comparisons`` in the engine's form)."""
     from probing.minimal_pairs.evaluate import compare_runs
     from probing.probes.compare import Engine, table_dict

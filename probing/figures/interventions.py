@@ -27,7 +27,17 @@ def _error_y(rows: Sequence[dict], key: str) -> dict:
     }
 
 
-def _band(fig, x, rows, key, name, colour, row=1, col=1, dash=None):  # noqa: ANN001, ANN202
+def _band(
+    fig: go.Figure,
+    x: Sequence[int],
+    rows: Sequence[dict],
+    key: str,
+    name: str,
+    colour: str,
+    row: int = 1,
+    col: int = 1,
+    dash: str | None = None,
+) -> None:
     fig.add_trace(
         go.Scatter(
             x=x,

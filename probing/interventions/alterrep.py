@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -45,6 +46,9 @@ from probing.interventions.hooks import (
 )
 from probing.interventions.stats import PairedBootstrap, est_fields
 
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
+
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
@@ -58,7 +62,9 @@ class Located:
     groups: list[str]
 
 
-def locate(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> Located:  # noqa: ANN001 - TransformersMaskedLM
+def locate(
+    encoder: TransformersMaskedLM, cases: Sequence[AgreementCase], batch_size: int = 64
+) -> Located:
     """:func:`~probing.interventions.agreement.prepare` plus the subject's first piece."""
     prepared = prepare(encoder, cases, batch_size)
     kept = iter(prepared.kept)
@@ -75,7 +81,7 @@ def locate(encoder, cases: Sequence[AgreementCase], batch_size: int = 64) -> Loc
 
 
 @torch.inference_mode()
-def subject_vectors(encoder, located: Located, layer: int) -> np.ndarray:  # noqa: ANN001
+def subject_vectors(encoder: TransformersMaskedLM, located: Located, layer: int) -> np.ndarray:
     """Hidden state ``layer`` at each kept case's subject piece (n_kept, D), float32."""
     parts = model_parts(encoder)
     out = []
@@ -105,7 +111,7 @@ def random_push(h: torch.Tensor, eraser: Eraser, alpha: float, seed: int) -> tor
 
 @torch.inference_mode()
 def pushed_margins(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     located: Located,
     layer: int,
     move: Callable[[torch.Tensor, int], torch.Tensor] | None,
@@ -158,7 +164,9 @@ class AlterRepSpec:
     seed: int = 0
 
 
-def run_alterrep(encoder, spec: AlterRepSpec, progress: Progress | None = None) -> dict:  # noqa: ANN001
+def run_alterrep(
+    encoder: TransformersMaskedLM, spec: AlterRepSpec, progress: Progress | None = None
+) -> dict:
     """Per layer: the eraser fitted on ``fit_split`` cases' subjects, the flip rates of the
     counterfactual and the random push on the held-out cases, and their paired difference.
 

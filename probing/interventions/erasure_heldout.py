@@ -18,10 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.interventions.data import LabelledWords
+
+if TYPE_CHECKING:
+    import torch
+
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.elmo import ElmoEncoder
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,8 @@ def check_disjoint(fit_ids: Sequence[str], heldout_ids: Sequence[str], what: str
         )
 
 
-def encode_words(  # noqa: PLR0913
-    encoder,  # noqa: ANN001 - any encoder layers_after accepts
+def encode_words(
+    encoder: TransformersMaskedLM | ElmoEncoder,
     words: WordSet,
     chunk: int = 256,
     progress: Callable[[int, int], None] | None = None,
@@ -113,7 +120,7 @@ def encode_words(  # noqa: PLR0913
     return WordSet(words.data, words.y, words.sent, words.word, X)
 
 
-def _identity(h):  # noqa: ANN001, ANN202
+def _identity(h: torch.Tensor) -> torch.Tensor:
     return h
 
 

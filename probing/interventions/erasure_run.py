@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,11 @@ from probing.interventions.erasure_heldout import (
 from probing.interventions.lm_effect import MaskedLMEffect
 from probing.interventions.stats import est_fields, interval
 from probing.probes.metrics import SentenceBootstrap
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.interventions.bilm import BiLMEffect
+    from probing.probes.linear import LinearProbe
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -97,14 +103,14 @@ class ErasureResult:
         }
 
 
-def _probe(C: float, max_train_words: int, seed: int = 0):  # noqa: ANN202
+def _probe(C: float, max_train_words: int, seed: int = 0) -> LinearProbe:
     from probing.probes.linear import LinearProbe
 
     return LinearProbe(C=C, max_train_words=max_train_words, random_state=seed, device="cpu")
 
 
 def run_erasure(
-    encoder,  # noqa: ANN001 - any Encoder; the LM effect only for masked LMs
+    encoder: Encoder,  # the LM effect only for masked LMs
     spec: ErasureSpec,
     progress: Progress | None = None,
 ) -> ErasureResult:
@@ -337,7 +343,7 @@ def _mean(scores: list[tuple[float, np.ndarray]]) -> tuple[float, np.ndarray]:
     return float(np.mean([s[0] for s in scores])), np.mean([s[1] for s in scores], axis=0)
 
 
-def _fit_erasers(  # noqa: PLR0913
+def _fit_erasers(
     spec: ErasureSpec,
     X: np.ndarray,
     y: np.ndarray,
@@ -360,7 +366,7 @@ def _fit_erasers(  # noqa: PLR0913
     return erasers
 
 
-def _curve(  # noqa: PLR0913
+def _curve(
     spec: ErasureSpec,
     fit: WordSet,
     stop: WordSet,
@@ -394,7 +400,9 @@ def _curve(  # noqa: PLR0913
     return out
 
 
-def _lm_effect(encoder, dataset: str, spec: ErasureSpec, mlm: bool, bilm: bool):  # noqa: ANN001, ANN202
+def _lm_effect(
+    encoder: Encoder, dataset: str, spec: ErasureSpec, mlm: bool, bilm: bool
+) -> MaskedLMEffect | BiLMEffect | None:
     """The LM-effect scorer the encoder's head allows (None: no head)."""
     if mlm:
         return MaskedLMEffect(encoder, dataset, spec)

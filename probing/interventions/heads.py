@@ -17,6 +17,7 @@ the model's heads (``result["family"]``, ``result["finding"]``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -32,10 +33,16 @@ from probing.interventions.hooks import head_mask, mlm_logits, model_parts
 from probing.interventions.masked_words import MaskedBatch, score_masked
 from probing.interventions.stats import PairedBootstrap, est_fields
 
+if TYPE_CHECKING:
+    import contextlib
+
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.surface import ModelParts
+
 Progress = Callable[[str, int, int], None]
 
 
-def importance(encoder, batches: Sequence[MaskedBatch]) -> np.ndarray:  # noqa: ANN001
+def importance(encoder: TransformersMaskedLM, batches: Sequence[MaskedBatch]) -> np.ndarray:
     """(L, H) Michel et al.'s I_h, each layer's row scaled to unit l2 norm."""
     parts = model_parts(encoder)
     gate = torch.ones(parts.n_layers, parts.n_heads, requires_grad=True)
@@ -53,12 +60,14 @@ def importance(encoder, batches: Sequence[MaskedBatch]) -> np.ndarray:  # noqa: 
     return imp / np.where(norm > 0, norm, 1.0)
 
 
-def _with_mask(parts, mask: torch.Tensor):  # noqa: ANN001, ANN202
+def _with_mask(
+    parts: ModelParts, mask: torch.Tensor
+) -> Callable[..., contextlib.AbstractContextManager[None]]:
     return lambda *_: head_mask(parts, mask)
 
 
 def ablate_heads(
-    encoder,  # noqa: ANN001
+    encoder: TransformersMaskedLM,
     batches: Sequence[MaskedBatch],
     agreement: MaskedCases,
     agreement_groups: Sequence[str],

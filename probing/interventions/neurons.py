@@ -22,10 +22,15 @@ are recomputed by the model (:func:`probing.interventions.hooks.replaced_hidden`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.errors import RankTooLargeError
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
+    from probing.interventions.hooks import HiddenFn
 
 
 def check_k(k: int, dim: int) -> int:
@@ -151,7 +156,7 @@ def top_vs_random(
     return rows
 
 
-def mean_ablation(neurons: Sequence[int], means: np.ndarray):  # noqa: ANN201 - HiddenFn
+def mean_ablation(neurons: Sequence[int], means: np.ndarray) -> HiddenFn:
     """A :data:`probing.interventions.hooks.HiddenFn` that sets ``neurons`` of every
     position to ``means`` (D,) (their training means)."""
     import torch
@@ -168,7 +173,7 @@ def mean_ablation(neurons: Sequence[int], means: np.ndarray):  # noqa: ANN201 - 
 
 
 def ablation_mlm_loss(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     sentences: Sequence[Sequence[str]],
     layer: int,
     neuron_sets: dict[str, Sequence[int]],

@@ -11,6 +11,7 @@ masked). ELMo gets rankings and probes; its ablation needs a masked LM and is le
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,10 +24,14 @@ from probing.interventions.neurons import (
     top_vs_random,
 )
 
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+    from probing.encoders.bert import TransformersMaskedLM
+
 Say = Callable[[str, int, int], None]
 
 
-def layer_words(encoder, data: LabelledWords, layer: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def layer_words(encoder: Encoder, data: LabelledWords, layer: int) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, D) float32 vectors of the labelled words at ``layer``, y (n,) labels)."""
     from probing.interventions.hooks import check_layer
 
@@ -40,7 +45,7 @@ def layer_words(encoder, data: LabelledWords, layer: int) -> tuple[np.ndarray, n
 
 
 def run_units(
-    encoder,  # noqa: ANN001
+    encoder: TransformersMaskedLM,
     task: str = "pos",
     layer: int = 3,
     ks: Sequence[int] = (1, 5, 10, 50),

@@ -14,17 +14,21 @@ and the evaluation leaves it out (:mod:`probing.minimal_pairs.evaluate`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
 from probing.minimal_pairs.pll import ProgressFn, SentenceScore
+
+if TYPE_CHECKING:
+    from probing.encoders.elmo import ElmoEncoder
 
 BOUNDARY = "</S> <S>"
 
 
 @torch.inference_mode()
 def bilm_scores(
-    encoder,  # noqa: ANN001 - ElmoEncoder whose folder ships a softmax
+    encoder: ElmoEncoder,  # one whose folder ships a softmax
     sentences: Sequence[Sequence[str]],
     *,
     batch_size: int = 64,

@@ -31,13 +31,13 @@ def is_bilm(encoder: Encoder) -> bool:
     return encoder.info.objective == "bidirectional-lm"
 
 
-def scorer_name(encoder, metric: str = "original") -> str:  # noqa: ANN001
+def scorer_name(encoder: Encoder, metric: str = "original") -> str:
     """What scores sentences for ``encoder``: the PLL ``metric``, or the bi-LM."""
     return BILM if is_bilm(encoder) else f"PLL ({check_metric(metric)})"
 
 
 def score_sentences(
-    encoder,  # noqa: ANN001
+    encoder: Encoder,
     sentences: Sequence[Sequence[str]],
     metric: str = "original",
     progress: ProgressFn | None = None,
@@ -108,7 +108,7 @@ def _changed_words(p: MinimalPair) -> set[str]:
 
 
 def score_pairs(
-    encoder,  # noqa: ANN001
+    encoder: Encoder,
     pairs: Sequence[MinimalPair],
     metric: str = "original",
     progress: ProgressFn | None = None,
@@ -216,7 +216,7 @@ def compare_runs(a: PairScores, b: PairScores, engine: Engine | None = None) -> 
 
 
 def pseudo_perplexity(
-    encoder,  # noqa: ANN001
+    encoder: Encoder,
     sentences: Sequence[Sequence[str]],
     metric: str = "original",
     progress: ProgressFn | None = None,

@@ -33,11 +33,15 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from probing.errors import InvalidArgumentError
 from probing.minimal_pairs.pairs import MinimalPair
+
+if TYPE_CHECKING:
+    from conllu import Token, TokenList
 
 SPLITS = ("dev", "test")
 MAX_WORDS = 30  # longer UD sentences are left out: PLL costs one row per piece
@@ -107,11 +111,11 @@ def _parse(split: str) -> list:
     return parse(split)
 
 
-def _tokens(sent) -> list:  # noqa: ANN001 - conllu.TokenList
+def _tokens(sent: TokenList) -> list[Token]:
     return [t for t in sent if isinstance(t["id"], int)]
 
 
-def _feats(t) -> dict:  # noqa: ANN001
+def _feats(t: Token) -> dict:
     return t["feats"] or {}
 
 

@@ -24,11 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from probing.errors import InputTooLongError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from probing.encoders.bert import TransformersMaskedLM
 
 METRICS = ("original", "within_word_l2r")
 ProgressFn = Callable[[int, int], None]
@@ -84,7 +88,7 @@ class _Tokenized:
     pieces: list[str]
 
 
-def _tokenize(encoder, words: Sequence[str]) -> _Tokenized:  # noqa: ANN001
+def _tokenize(encoder: TransformersMaskedLM, words: Sequence[str]) -> _Tokenized:
     from probing.encoders.bert import model_words
 
     tok = encoder.tokenizer
@@ -97,7 +101,7 @@ def _tokenize(encoder, words: Sequence[str]) -> _Tokenized:  # noqa: ANN001
 
 @torch.inference_mode()
 def pll_scores(
-    encoder,  # noqa: ANN001 - TransformersMaskedLM
+    encoder: TransformersMaskedLM,
     sentences: Sequence[Sequence[str]],
     metric: str = "original",
     *,

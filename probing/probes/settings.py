@@ -55,7 +55,7 @@ def _cap(value: int | None) -> str:
 
 def option(
     flag: str,
-    help: str,  # noqa: A002 - argparse's name
+    help: str,  # argparse's name
     *,
     argv: str = NON_DEFAULT,
     write: Callable[[Any], str] = str,
@@ -230,7 +230,7 @@ class ProbeSettings:
         return self.dataset or self.spec.default_dataset
 
     @property
-    def Cs(self) -> tuple[float, ...]:  # noqa: N802 - the name scikit-learn and the probes use
+    def Cs(self) -> tuple[float, ...]:  # the name scikit-learn and the probes use
         """The C grid of the word-level probes."""
         return tuple(self.cs) if self.cs else PROBE_CS
 

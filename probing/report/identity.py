@@ -48,7 +48,7 @@ def weights_folders(model: str) -> list[Path]:
 
         snapshot = cached_snapshot(e.source if e else model)
         return [Path(snapshot)] if snapshot is not None else []
-    except Exception:  # noqa: BLE001 - identity is best effort: the report says what is missing
+    except Exception:  # identity is best effort: the report says what is missing
         return []
 
 
@@ -97,7 +97,7 @@ def data_identity(datasets: list[str]) -> dict[str, Any]:
             try:
                 files = [str(p) for p in dataset_files(dataset, split)]
                 splits[split] = {"sha256": dataset_fingerprint(dataset, split), "files": files}
-            except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+            except Exception as exc:  # recorded, not fatal
                 splits[split] = {"error": str(exc)}
         out[dataset] = splits
     return out

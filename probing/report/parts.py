@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
     from probing.encoders.base import Encoder
+    from probing.probes.results import ProbeResults
 
 Progress = Callable[[str, int, int], None]
 
@@ -150,7 +151,7 @@ def run_part(
 # -- reading back ------------------------------------------------------------------------
 
 
-def probe_results(payload: dict[str, Any]):  # noqa: ANN201 - ProbeResults (lazy import)
+def probe_results(payload: dict[str, Any]) -> ProbeResults:
     """A probe part's stored result as :class:`~probing.probes.results.ProbeResults` (as
     ``ProbeResults.from_json`` reads a file)."""
     from probing.probes.meta import RunMeta

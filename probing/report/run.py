@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -231,7 +232,7 @@ def shrink_rest(
     rest: list[PlannedPart],
     spent: dict[str, float],
     left_s: float,
-    say,  # noqa: ANN001 - a print function
+    say: Callable[[str], None],
 ) -> bool:
     """When the parts so far took longer than estimated (a machine busier than its
     calibration showed), re-plan the parts still to run for the time left, their estimates

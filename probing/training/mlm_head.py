@@ -58,7 +58,7 @@ from probing.training.mlm_data import (  # noqa: F401 - re-exported for callers 
     unigram_baseline,
     unigram_guess,
 )
-from probing.training.mlm_model import (  # noqa: F401 - re-exported for callers of this module
+from probing.training.mlm_model import (  # re-exported for callers of this module
     build_model,
     lr_factor,
     make_optimizer,

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 
@@ -17,7 +21,7 @@ def local_mode(monkeypatch):
     monkeypatch.delenv("CONTEXTLENS_DEMO", raising=False)
 
 
-def _charts(at) -> dict[str, dict]:  # noqa: ANN001
+def _charts(at: AppTest) -> dict[str, dict]:
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     return {c["layout"]["title"]["text"]: c for c in charts}
 

@@ -4,6 +4,8 @@ overlapping text, figures large enough to read."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tests.browser import (
     exception_texts,
     plot_count,
@@ -13,14 +15,17 @@ from tests.browser import (
     wait_for_app,
 )
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
-def _clean(page) -> None:  # noqa: ANN001
+
+def _clean(page: Page) -> None:
     assert not exception_texts(page)
     assert not text_overlaps(page), text_overlaps(page)
     assert not unreadable(page), unreadable(page)
 
 
-def test_context_mixing_view(server, page):  # noqa: ANN001
+def test_context_mixing_view(server: str, page: Page) -> None:
     page.set_viewport_size({"width": 1280, "height": 1000})
     page.goto(f"{server}/Attention?view=Context%20mixing")
     wait_for_app(page)
@@ -30,7 +35,7 @@ def test_context_mixing_view(server, page):  # noqa: ANN001
     shoot(page, "attention_context_mixing")
 
 
-def test_fill_mask_which_words(server, page):  # noqa: ANN001
+def test_fill_mask_which_words(server: str, page: Page) -> None:
     page.set_viewport_size({"width": 1280, "height": 1000})
     page.goto(f"{server}/Fill_Mask?sentence=The%20capital%20of%20France%20is%20%5BMASK%5D%20.")
     wait_for_app(page)

@@ -4,6 +4,7 @@ the committed corrected table, and the survivor count is the engine's."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,9 @@ from probing.interventions.head_family import (
     family_sentence,
     head_family,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RUN = config.REPO_ROOT / "results" / "interventions" / "minilm-l6-mlm__ud-ewt__ablate-heads"
 
@@ -36,7 +40,7 @@ def _toy_sums(rng: np.random.Generator, hurt: dict[int, float]) -> HeadSums:
     return HeadSums.from_items(2, 3, sentence, loss, correct, groups, agree)
 
 
-def test_survivors_are_the_heads_called_after_holm(tmp_path) -> None:  # noqa: ANN001
+def test_survivors_are_the_heads_called_after_holm(tmp_path: Path) -> None:
     """One head with a real loss increase survives Holm over the 6 heads; a head whose
     per-head interval barely clears 0 does not; the sums round-trip through the file."""
     rng = np.random.default_rng(0)

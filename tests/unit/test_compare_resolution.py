@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from probing.probes.compare import (
@@ -17,6 +19,9 @@ from probing.probes.compare import (
     difference_p,
     layer_table,
 )
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _layers(n_layers: int, gap: float, seeds: int = 1, n_sent: int = 400, per: int = 12):
@@ -36,7 +41,9 @@ def _layers(n_layers: int, gap: float, seeds: int = 1, n_sent: int = 400, per: i
     return out
 
 
-def test_a_25_row_table_can_reach_holm_p_well_below_001(monkeypatch) -> None:  # noqa: ANN001
+def test_a_25_row_table_can_reach_holm_p_well_below_001(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """14 layers give 13 adjacent + 13 best-vs-each - 1 shared = 25 rows. Every row is a
     clear difference (z ≥ 4), so no bootstrap replicate crosses 0: the bootstrap p alone is
     2/1001 and Holm's floor 25 · 2/1001 = 0.04995: every call on the edge of 0.05. With the

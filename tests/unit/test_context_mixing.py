@@ -5,6 +5,7 @@ their formulas on a seeded 2-layer toy BERT: each block is recomputed by hand fr
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -13,6 +14,9 @@ import torch
 from probing.attribution.alti import alti
 from probing.attribution.value_zeroing import rolled_out, value_zeroing, zeroed_values
 from probing.encoders.surface import model_parts
+
+if TYPE_CHECKING:
+    from transformers.models.bert.modeling_bert import BertLayer, BertModel
 
 IDS = torch.tensor([[2, 9, 10, 4, 11, 5, 3]])
 N_HEADS = 2
@@ -48,7 +52,9 @@ def _ln(z: torch.Tensor, ln: torch.nn.LayerNorm) -> torch.Tensor:
     return ln.weight.double() * (z - mu) / torch.sqrt(var + ln.eps) + ln.bias.double()
 
 
-def _attention(layer, x: torch.Tensor, zero: int | None = None):  # noqa: ANN001, ANN202
+def _attention(
+    layer: BertLayer, x: torch.Tensor, zero: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """α (H, n, n), per-head values (H, n, dh), the attention sublayer's pre-LN sum."""
     sa = layer.attention.self
     (wq, bq), (wk, bk), (wv, bv) = _w(sa.query), _w(sa.key), _w(sa.value)
@@ -65,7 +71,7 @@ def _attention(layer, x: torch.Tensor, zero: int | None = None):  # noqa: ANN001
     return alpha, v, context @ wo.T + bo + x
 
 
-def _block(layer, x: torch.Tensor, zero: int | None = None) -> torch.Tensor:  # noqa: ANN001
+def _block(layer: BertLayer, x: torch.Tensor, zero: int | None = None) -> torch.Tensor:
     """One post-LN BERT block by hand, value row ``zero`` set to 0."""
     h = _ln(_attention(layer, x, zero)[2], layer.attention.output.LayerNorm)
     wi, bi = _w(layer.intermediate.dense)
@@ -76,7 +82,7 @@ def _block(layer, x: torch.Tensor, zero: int | None = None) -> torch.Tensor:  # 
 
 
 @torch.inference_mode()
-def _inputs_by_layer(model) -> list[torch.Tensor]:  # noqa: ANN001
+def _inputs_by_layer(model: BertModel) -> list[torch.Tensor]:
     out = model(input_ids=IDS, output_hidden_states=True)
     return [h[0].double() for h in out.hidden_states]
 

@@ -30,7 +30,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     requests: list[str]
     truncate: set[str]
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+    def do_GET(self) -> None:  # http.server API
         self.requests.append(self.path)
         if self.path.lstrip("/") in self.truncate:
             data = (Path(self.directory) / self.path.lstrip("/")).read_bytes()

@@ -59,7 +59,7 @@ def _call(fn: Callable[[], object], timeout: float = 10.0) -> tuple[object, floa
     def target() -> None:
         try:
             out.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:  # handed to the test
             out.append(exc)
 
     t0 = time.perf_counter()
@@ -251,7 +251,7 @@ def test_dev_zero_as_sweep_spec_refused():
         text=True,
         timeout=120,
         cwd=REPO,
-        preexec_fn=limit,  # noqa: PLW1509 - only sets a limit
+        preexec_fn=limit,  # only sets a limit
         check=False,
     )
     assert done.stdout.startswith("SweepError"), done.stdout + done.stderr

@@ -6,6 +6,7 @@ Widgets here, computation in ``probing.analyses.attention``, drawing in ``probin
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -51,6 +52,9 @@ from ui.views.attention_weighting import (
     weighting_choice,
     weighting_note,
 )
+
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
@@ -202,7 +206,7 @@ def head_view(view: AttentionMap, stem: str, k: str = "", rolled: bool = False) 
     )
 
 
-def head_choice(view: AttentionMap, where, k: str) -> list[int]:  # noqa: ANN001 - a column
+def head_choice(view: AttentionMap, where: DeltaGenerator, k: str) -> list[int]:  # a column
     """The head view's heads, picked in ``where`` (kept in the permalink as ``heads``)."""
     # A link naming one head (?head=7, as the model view writes it) opens on that head.
     head = from_link("head", int) if not k else None

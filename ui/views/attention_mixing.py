@@ -7,6 +7,8 @@ Computation in ``probing.attribution.mixing``; drawing in ``probing.figures.attr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import streamlit as st
 
@@ -16,11 +18,16 @@ from probing.figures.attribution import mixing_heatmap_figure
 from ui.common import friendly_errors
 from ui.state import as_bool, one_of, persist
 
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
+
 LABELS = {"value_zeroing": "Value Zeroing", "alti": "ALTI"}
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _maps(model: str, text: str, rolled: bool, _encoder, _amap) -> dict[str, AttentionMap]:  # noqa: ANN001
+def _maps(
+    model: str, text: str, rolled: bool, _encoder: Encoder, _amap: AttentionMap
+) -> dict[str, AttentionMap]:
     """Both methods' maps, cached per (model, text, rolled)."""
     return mixing_maps(_encoder, _amap, rolled)
 

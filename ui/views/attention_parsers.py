@@ -8,6 +8,7 @@ direction against the best fixed-offset baseline. Precomputed tables (``results/
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -23,6 +24,10 @@ from probing.figures.head_arcs import head_arcs_figure
 from ui.common import whole_number_input
 from ui.jobs import heavy_job
 from ui.state import persist
+
+if TYPE_CHECKING:
+    from probing.analyses.attention import AttentionMap
+    from probing.encoders.base import Encoder
 
 RESULTS_DIR = config.results_dir() / "attention"
 MIN_COUNT = 100
@@ -51,7 +56,7 @@ def open_in_head_view(layer: int, head: int) -> None:
     st.session_state["attn_hv_heads"] = [head]
 
 
-def _table(name: str, encoder) -> tuple[pd.DataFrame | None, str]:  # noqa: ANN001
+def _table(name: str, encoder: Encoder) -> tuple[pd.DataFrame | None, str]:
     path = precomputed_path(name)
     if path.exists():
         note = f"Precomputed on all of UD-EWT dev (`{path.relative_to(config.REPO_ROOT)}`)."
@@ -73,7 +78,7 @@ def _table(name: str, encoder) -> tuple[pd.DataFrame | None, str]:  # noqa: ANN0
     return table, f"Computed on {n} UD-EWT dev sentences spread over the split."
 
 
-def on_your_sentence(amap, layer: int, head: int, direction: str) -> None:  # noqa: ANN001
+def on_your_sentence(amap: AttentionMap, layer: int, head: int, direction: str) -> None:
     """The picked head's arcs on the typed sentence."""
     words, arcs = sentence_arcs(amap, layer, head, direction)
     if len(words) < 2:
@@ -94,7 +99,7 @@ def on_your_sentence(amap, layer: int, head: int, direction: str) -> None:  # no
     )
 
 
-def render(encoder, name: str, amap=None) -> None:  # noqa: ANN001 - a BERT-family Encoder
+def render(encoder: Encoder, name: str, amap: AttentionMap | None = None) -> None:  # BERT family
     """The best head per relation and direction, the picked one's arcs on the typed sentence
     (``amap``, its attention), and a jump into the head view."""
     st.markdown(

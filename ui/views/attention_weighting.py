@@ -8,6 +8,8 @@ drawing in ``probing.figures.rollout``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import streamlit as st
 
@@ -20,6 +22,9 @@ from probing.figures.head_view_html import token_window
 from probing.figures.rollout import feeders_figure, mixing_map_figure
 from ui.common import friendly_errors, user_message
 from ui.state import one_of, persist
+
+if TYPE_CHECKING:
+    from probing.encoders.base import Encoder
 
 WEIGHTINGS = ["raw", "norm-weighted", "rollout"]
 HELP = (
@@ -42,7 +47,9 @@ def weighting_choice() -> str:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _value_norms(model: str, text: str, text_b: str | None, _encoder, _amap) -> np.ndarray:  # noqa: ANN001
+def _value_norms(
+    model: str, text: str, text_b: str | None, _encoder: Encoder, _amap: AttentionMap
+) -> np.ndarray:
     """‖f_h(x_j)‖ of the input, cached per (model, text) like the raw map."""
     return value_norms_of(_encoder, _amap)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -35,6 +36,13 @@ from ui.common import (
 )
 from ui.jobs import offload
 from ui.state import all_of, as_bool, as_strs, one_of, persist
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from probing.encoders.base import Encoder
+    from probing.encoders.elmo import ElmoEncoder
+    from probing.interventions.sentence import Guesses, SentenceEraser
 
 RESULTS = config.results_dir() / "interventions"
 TASKS = {"pos": "ud-ewt", "deprel": "ud-ewt", "supersense": "semcor"}
@@ -225,7 +233,7 @@ def erase_sentence(name: str) -> None:
 
 
 class _Kit:
-    def __init__(self, model: str, task: str, layer: int, kit) -> None:  # noqa: ANN001
+    def __init__(self, model: str, task: str, layer: int, kit: SentenceEraser) -> None:
         self.model, self.task, self.layer, self.kit = model, task, layer, kit
 
 
@@ -237,7 +245,7 @@ def _fit(name: str, task: str, layer: int, sink: background.ProgressSink) -> _Ki
     return _Kit(name, task, layer, kit)
 
 
-def _guesses(before, after) -> pd.DataFrame:  # noqa: ANN001
+def _guesses(before: Guesses, after: Guesses) -> pd.DataFrame:
     rows = []
     for m, (b, a) in enumerate(zip(before, after, strict=True)):
         for rank, ((tb, pb), (ta, pa)) in enumerate(zip(b, a, strict=True), start=1):
@@ -316,8 +324,8 @@ def attractor_picker(a: str, b: str) -> int | None:
     )
 
 
-def check_and_patch(  # noqa: ANN001
-    encoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
+def check_and_patch(
+    encoder: Encoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
 ) -> None:
     """The user's minimal pair: which verb form each sentence prefers, and the patching map
     (``attractor``: the attractor's word index, None for none)."""
@@ -354,7 +362,7 @@ def check_and_patch(  # noqa: ANN001
         _pair_map(out, cases, margin, "logits", "the logit difference between the two verb forms")
 
 
-def _pair_map(out: dict, cases: list, margin, unit: str, difference: str) -> None:  # noqa: ANN001
+def _pair_map(out: dict, cases: list, margin: np.ndarray, unit: str, difference: str) -> None:
     """The typed pair's layer × role map, drawn as it may be read (``pair_grid``): fractions
     only when the total effect is clearly positive, else the change itself with a warning;
     point values (one pair has no interval); no attractor column when none is marked."""
@@ -425,8 +433,8 @@ def _side_by_side(name: str) -> None:
     )
 
 
-def _patch_forward_lm(  # noqa: ANN001
-    encoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
+def _patch_forward_lm(
+    encoder: ElmoEncoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
 ) -> None:
     """The user's pair with an ELMo's forward LM: the words before [MASK] are the context."""
     from probing.interventions import bilm

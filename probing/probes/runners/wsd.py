@@ -44,7 +44,7 @@ def run(
     model: str,
     dataset: str,
     progress: ProbeProgress | None = None,
-    type_keys: object = None,  # noqa: ARG001 - the runners' common signature
+    type_keys: object = None,  # the runners' common signature
     keep_probes: dict | None = None,
 ) -> ProbeResults:
     """1-NN sense classification of every layer in ``feats`` (deterministic: one seed)."""
