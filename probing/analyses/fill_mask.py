@@ -65,9 +65,19 @@ PIECE_NOTES = {
 }
 
 
-def piece_note(convention: str) -> str:
-    """How to read a model's pieces, for a figure or caption ("" for an unknown scheme)."""
-    return PIECE_NOTES.get(convention, "")
+# The same, short enough for an axis title along a chart of ten bars (the long form ran past
+# the chart's height into its title at 1280 px).
+SHORT_PIECE_NOTES = {
+    "wordpiece": "“##…” continues a word",
+    "bpe": "“Ġ…” starts a word",
+    "sentencepiece": "“▁…” starts a word",
+}
+
+
+def piece_note(convention: str, short: bool = False) -> str:
+    """How to read a model's pieces, for a caption (``short``: an axis title); "" for an
+    unknown scheme."""
+    return (SHORT_PIECE_NOTES if short else PIECE_NOTES).get(convention, "")
 
 
 class Candidate(NamedTuple):

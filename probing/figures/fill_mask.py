@@ -74,7 +74,9 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
         range=[0, x_max],
     )
     fig.update_yaxes(
-        autorange="reversed", type="category", title_text=piece_note(prediction.piece_convention)
+        autorange="reversed",
+        type="category",
+        title_text=piece_note(prediction.piece_convention, short=True),
     )
     return fig
 
