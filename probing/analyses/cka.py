@@ -89,6 +89,40 @@ class CKAResult:
     n_boot: int
     meta: dict = field(default_factory=dict)
 
+    def to_record(self) -> dict:
+        """The JSON record ``python -m probing cka`` and the report write (matrices rounded to
+        6 decimals); :meth:`from_record` reads it back."""
+        return {
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "layers_a": self.layers_a,
+            "layers_b": self.layers_b,
+            "n_words": self.n_words,
+            "n_sentences": self.n_sentences,
+            "n_boot": self.n_boot,
+            **self.meta,
+            "cka": self.value.round(6).tolist(),
+            "ci_low": self.low.round(6).tolist(),
+            "ci_high": self.high.round(6).tolist(),
+        }
+
+    @classmethod
+    def from_record(cls, d: dict) -> CKAResult:
+        """A result from :meth:`to_record`'s dict (KeyError/ValueError if it is not one)."""
+        return cls(
+            model_a=d["model_a"],
+            model_b=d["model_b"],
+            layers_a=list(d["layers_a"]),
+            layers_b=list(d["layers_b"]),
+            value=np.asarray(d["cka"], dtype=float),
+            low=np.asarray(d["ci_low"], dtype=float),
+            high=np.asarray(d["ci_high"], dtype=float),
+            n_words=int(d["n_words"]),
+            n_sentences=int(d["n_sentences"]),
+            n_boot=int(d["n_boot"]),
+            meta={k: d[k] for k in ("dataset", "split", "seed", "pooling") if k in d},
+        )
+
     def to_rows(self) -> list[dict]:
         """One dict per (layer A, layer B): names, CKA and its interval."""
         return [
@@ -237,20 +271,7 @@ def load_result(path: str | Path) -> CKAResult:
     """
     path = Path(path)
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-        return CKAResult(
-            model_a=d["model_a"],
-            model_b=d["model_b"],
-            layers_a=list(d["layers_a"]),
-            layers_b=list(d["layers_b"]),
-            value=np.asarray(d["cka"], dtype=float),
-            low=np.asarray(d["ci_low"], dtype=float),
-            high=np.asarray(d["ci_high"], dtype=float),
-            n_words=int(d["n_words"]),
-            n_sentences=int(d["n_sentences"]),
-            n_boot=int(d["n_boot"]),
-            meta={k: d[k] for k in ("dataset", "split", "seed") if k in d},
-        )
+        return CKAResult.from_record(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResultFileError(
             f"{path.name} is not a readable CKA result ({type(exc).__name__}); re-run "

@@ -71,22 +71,12 @@ def run(args: argparse.Namespace) -> int:
     atomic_write_json(
         meta,
         {
-            "model_a": result.model_a,
-            "model_b": result.model_b,
-            "layers_a": result.layers_a,
-            "layers_b": result.layers_b,
-            "n_words": result.n_words,
-            "n_sentences": result.n_sentences,
-            "n_boot": result.n_boot,
-            **result.meta,
+            **result.to_record(),
             "argv": ["cka", "--model-a", args.model_a]
             + (["--model-b", args.model_b] if args.model_b else [])
             + params.argv_of(settings),
             "estimator": "linear CKA, unbiased HSIC (Song et al. 2012; Kornblith et al. 2019 debiased)",
             "interval": "95 % percentile, sentences resampled; copies of one word not paired",
-            "cka": result.value.round(6).tolist(),
-            "ci_low": result.low.round(6).tolist(),
-            "ci_high": result.high.round(6).tolist(),
         },
     )
     if not args.quiet:

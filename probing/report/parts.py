@@ -113,18 +113,7 @@ def run_part(
     analysis = get(name)
     result = analysis.run([encoder], analysis.params(**settings), progress)
     if name == "cka":
-        payload = {
-            "model_a": result.model_a,
-            "model_b": result.model_b,
-            "layers_a": result.layers_a,
-            "layers_b": result.layers_b,
-            "n_words": result.n_words,
-            "n_sentences": result.n_sentences,
-            "n_boot": result.n_boot,
-            "cka": result.value.round(6).tolist(),
-            "ci_low": result.low.round(6).tolist(),
-            "ci_high": result.high.round(6).tolist(),
-        }
+        payload = result.to_record()
         csv = pd.DataFrame(result.to_rows()).to_csv(index=False, float_format="%.5f")
         return payload, csv
     if name == "contextuality":
@@ -185,19 +174,7 @@ def figure(name: str, payload: dict[str, Any]) -> go.Figure:
         from probing.analyses.cka import CKAResult
         from probing.figures.cka import cka_figure
 
-        result = CKAResult(
-            model_a=payload["model_a"],
-            model_b=payload["model_b"],
-            layers_a=list(payload["layers_a"]),
-            layers_b=list(payload["layers_b"]),
-            value=np.asarray(payload["cka"], dtype=float),
-            low=np.asarray(payload["ci_low"], dtype=float),
-            high=np.asarray(payload["ci_high"], dtype=float),
-            n_words=int(payload["n_words"]),
-            n_sentences=int(payload["n_sentences"]),
-            n_boot=int(payload["n_boot"]),
-        )
-        return cka_figure(result)
+        return cka_figure(CKAResult.from_record(payload))
     if name == "contextuality":
         from probing.figures.contextual import contextuality_figure
 
