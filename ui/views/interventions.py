@@ -7,8 +7,6 @@ agreement functions; fitting an eraser runs in the background job system.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -36,6 +34,7 @@ from ui.common import (
 )
 from ui.jobs import offload
 from ui.state import all_of, as_bool, as_strs, one_of, persist
+from ui.stored_json import read_json
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,18 +67,10 @@ def _has_no_heads(name: str) -> bool:
     return e is not None and not e.info.has_attention
 
 
-@st.cache_data(show_spinner=False)
-def _load(path: str, mtime: float) -> dict | None:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def stored(name: str) -> dict | None:
     """A precomputed result file's JSON (None when absent or unreadable)."""
     path = RESULTS / f"{name}.json"
-    return _load(str(path), path.stat().st_mtime) if path.is_file() else None
+    return read_json(path)
 
 
 def head_importance_panel(model: str, k: str = "") -> None:

@@ -4,9 +4,6 @@ user types, scored piece by piece (:mod:`probing.minimal_pairs`)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
@@ -14,29 +11,22 @@ from probing import config
 from probing.figures.minimal_pairs import pair_units_figure, paradigm_accuracy_figure
 from ui.common import friendly_errors, get_encoder, md_text
 from ui.state import one_of, persist
+from ui.stored_json import read_json
 
 RESULTS = config.results_dir() / "minimal-pairs"
 PAIR = ("The keys to the cabinet are on the table.", "The keys to the cabinet is on the table.")
 
 
-@st.cache_data(show_spinner=False)
-def _load(path: str, mtime: float) -> dict | None:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def stored_runs(name: str) -> list[dict]:
     """The committed runs of ``name`` (one per scorer)."""
     paths = sorted(RESULTS.glob(f"{name}__minimal-pairs__*.json"))
-    runs = [_load(str(p), p.stat().st_mtime) for p in paths]
+    runs = [read_json(p) for p in paths]
     return [r for r in runs if r is not None]
 
 
 def stored_comparisons(name: str) -> list[dict]:
     paths = sorted(RESULTS.glob("comparison__*.json"))
-    out = [_load(str(p), p.stat().st_mtime) for p in paths]
+    out = [read_json(p) for p in paths]
     return [c for c in out if c is not None and name in (c["a"]["model"], c["b"]["model"])]
 
 
