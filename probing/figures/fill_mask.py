@@ -68,16 +68,15 @@ def topk_bar(prediction: MaskPrediction, title: str | None = None) -> go.Figure:
     )
     # Room on the right for the "12.3%" labels past the longest bar.
     # Whole percents repeat ("1%, 1%, 2%") when the longest bar is short.
+    # How to read the pieces goes under the axis, across the chart's width: along the
+    # y axis it ran into the title of a short chart (5 bars).
+    note = piece_note(prediction.piece_convention, short=True)
     fig.update_xaxes(
-        title_text="probability",
+        title_text="probability" + (f" · pieces: {note}" if note else ""),
         tickformat=".0%" if top >= 0.08 else ".1%",
         range=[0, x_max],
     )
-    fig.update_yaxes(
-        autorange="reversed",
-        type="category",
-        title_text=piece_note(prediction.piece_convention, short=True),
-    )
+    fig.update_yaxes(autorange="reversed", type="category")
     return fig
 
 

@@ -108,8 +108,12 @@ def test_a_non_finite_cka_word_count_is_no_error_box(value):
     at.number_input(key="cka_words").set_value(value).run()
     assert not at.exception, at.exception
     assert not at.error
-    assert at.number_input(key="cka_words").value == 100  # the box's smallest
-    assert at.query_params["words"] == "100"  # the link stays a whole number
+    from probing.analyses.params import CkaParams
+    from ui.settings_inputs import page_range
+
+    smallest = page_range(CkaParams, "n_words")[0]  # the range the settings class declares
+    assert at.number_input(key="cka_words").value == smallest  # the box's smallest
+    assert at.query_params["words"] == str(smallest)  # the link stays a whole number
 
 
 @pytest.mark.parametrize("token", ["[MASK]", "[CLS]", "[PAD]"])
