@@ -123,11 +123,13 @@ def active() -> int:
 
 
 def has_foreign_hooks(model: torch.nn.Module) -> bool:
-    """A forward hook on ``model`` or its submodules that is not one of these dispatchers
-    (a caller's own ``register_forward_hook``)."""
+    """A forward hook on ``model`` or its submodules that is neither one of these dispatchers
+    nor the model library's own (``transformers`` 5 installs permanent output-capturing hooks
+    the first time attentions or hidden states are asked for): a caller's own
+    ``register_forward_hook``."""
     ours = (_dispatch_post, _dispatch_pre)
     return any(
-        h not in ours
+        h not in ours and not getattr(h, "__module__", "").startswith("transformers.")
         for m in model.modules()
         for h in (*m._forward_hooks.values(), *m._forward_pre_hooks.values())
     )
