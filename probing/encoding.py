@@ -47,6 +47,9 @@ class ModelInfo:
     # The LM output layer this model has loaded: "masked" (an MLM head: fill-mask),
     # "bidirectional-lm" (ELMo's forward/backward softmax), "" (none: an encoder only).
     lm_kind: str = ""
+    # The next-word LMs that LM is read as, each from its own side's context: ("forward",
+    # "backward") for ELMo's softmax (left context, right context); () for a masked LM or none.
+    lm_directions: tuple[str, ...] = ()
     has_cls_token: bool = False  # a sentence-level first token ([CLS], <s>)
     # Hidden states can be replaced mid-pass with the later layers recomputed (erasure,
     # patching by layer): BERT-family via hooks, ELMo by re-running its LSTM layers.

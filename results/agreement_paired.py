@@ -20,7 +20,6 @@ def main() -> int:
     import pandas as pd
 
     from probing.interventions import agreement as ag
-    from probing.interventions import bilm
     from probing.interventions.stats import PairedBootstrap, est_fields, interval
     from probing.io import atomic_write_json, atomic_write_text
     from probing.models.registry import load_encoder
@@ -31,8 +30,8 @@ def main() -> int:
     args = p.parse_args()
     cases = ag.ud_cases() + ag.templated_cases()
     elmo = load_encoder("elmo-mini")
-    kept_e = bilm.scorable(elmo, cases)
-    right_e = dict(zip(kept_e, bilm.forward_margins(elmo, cases, kept_e) > 0, strict=True))
+    prepared_e = ag.prepare(elmo, cases)  # the forward LM, left context only
+    right_e = dict(zip(prepared_e.kept, ag.margins(elmo, prepared_e) > 0, strict=True))
     mlm = load_encoder("minilm-l6-mlm")
     prepared = ag.prepare(mlm, cases)
     right_m = dict(zip(prepared.kept, ag.margins(mlm, prepared) > 0, strict=True))

@@ -242,6 +242,12 @@ def add_agreement_arguments(p: argparse.ArgumentParser) -> None:
         default=24,
         help="patch every N-th templated pair (a fixed stride)",
     )
+    p.add_argument(
+        "--cases-every",
+        type=int,
+        default=1,
+        help="score every N-th UD-EWT and templated case (a fixed stride; 1: all)",
+    )
 
 
 def run_agreement(args: argparse.Namespace) -> int:
@@ -260,7 +266,8 @@ def run_agreement(args: argparse.Namespace) -> int:
     encoder = require_mlm(encoder, "Agreement")
     say = _progress(args.quiet) or (lambda *_: None)
     say("reading UD-EWT", 0, 1)
-    cases = ag.ud_cases() + ag.templated_cases()
+    every = max(1, getattr(args, "cases_every", 1))  # a fixed stride, for large models
+    cases = ag.ud_cases()[::every] + ag.templated_cases(every=every)
     prepared = ag.prepare(encoder, cases)
     say("scoring", 0, 1)
     correct = ag.margins(encoder, prepared) > 0
@@ -291,17 +298,17 @@ def _agreement_bilm(args: argparse.Namespace, encoder: Encoder, stem: str) -> in
     """Agreement and patching with an ELMo's forward LM (left context only, Linzen et al.)."""
     from probing.figures.interventions import agreement_figure, patching_figure
     from probing.interventions import agreement as ag
-    from probing.interventions import bilm
     from probing.interventions.hooks import require_bilm
-    from probing.interventions.patching import templated_pairs
+    from probing.interventions.patching import make_batches, patch_pairs, templated_pairs
 
     require_bilm(encoder, "Agreement")  # NoLMHeadError before any data is read
     say = _progress(args.quiet) or (lambda *_: None)
     say("reading UD-EWT", 0, 1)
     cases = ag.ud_cases() + ag.templated_cases()
-    kept = bilm.scorable(encoder, cases)
+    prepared = ag.prepare(encoder, cases)  # left contexts: the forward LM's setting
+    kept = prepared.kept
     say("scoring (forward LM)", 0, 1)
-    correct = bilm.forward_margins(encoder, cases, kept) > 0
+    correct = ag.margins(encoder, prepared) > 0
     rows = ag.summary(cases, kept, correct, n_boot=args.n_boot)
     payload: dict = {
         "model": encoder.name,
@@ -316,8 +323,8 @@ def _agreement_bilm(args: argparse.Namespace, encoder: Encoder, stem: str) -> in
     if args.patch:
         say("patching (forward LM)", 0, 1)
         pairs = templated_pairs(ag.templated_cases(every=args.patch_every))
-        batches = bilm.lm_pair_batches(encoder, pairs)
-        payload["patching"] = bilm.patch_pairs_lm(encoder, batches, n_boot=args.n_boot)
+        batches = make_batches(encoder, pairs)
+        payload["patching"] = patch_pairs(encoder, batches, n_boot=args.n_boot)
         figures.append(
             patching_figure(
                 payload["patching"]["roles"], "Patching the forward LM: layer × position role"

@@ -93,6 +93,20 @@ class Encoder(abc.ABC):
         device = getattr(self, "device", None)
         return batching.autocast(self.dtype, getattr(device, "type", "cpu"))
 
+    def layer_parts(self) -> Any:
+        """This encoder's layer surface: where its hidden states are read and replaced with
+        the layers above recomputed (:class:`probing.encoders.surface.ModelParts` for a
+        `transformers` encoder, :class:`probing.encoders.elmo_surface.ElmoParts` for ELMo).
+
+        Raises:
+            UnsupportedArchitectureError: an encoder whose layers cannot be hooked.
+        """
+        from probing.errors import UnsupportedArchitectureError
+
+        raise UnsupportedArchitectureError(
+            self.info.no_hooks_reason or f"{self.name}'s layers cannot be hooked."
+        )
+
     def piece_counts(self, batch: list[list[str]]) -> list[int]:
         """Model positions each sentence takes (special tokens included), for batching.
         Default: one per word plus two boundary tokens."""

@@ -123,6 +123,10 @@ class TransformersEncoder(Encoder):
             layer_names=("embeddings",) + tuple(f"layer {i}" for i in range(1, n_layers + 1)),
         )
 
+    def layer_parts(self) -> surface.ModelParts:
+        """The base model's hook points (:func:`probing.encoders.surface.model_parts`)."""
+        return surface.model_parts(self.model)
+
     # -- tokenisation ---------------------------------------------------------------------
 
     def _model_words(self, words: list[str]) -> list[str]:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
@@ -37,9 +37,18 @@ from torch import Tensor, nn
 
 from probing.encoders import batching
 from probing.encoders.base import Encoder
+from probing.encoders.elmo_chars import (  # the char ids belong to this format: re-exported
+    BOS_TOKEN as BOS_TOKEN,
+)
+from probing.encoders.elmo_chars import EOS_TOKEN as EOS_TOKEN
+from probing.encoders.elmo_chars import PAD_CHAR, batch_to_char_ids, reverse_padded
+from probing.encoders.elmo_chars import char_ids as char_ids
 from probing.encoding import Encoding, ModelInfo, Pooling
 from probing.errors import ModelFormatError, ModelUnavailableError
 from probing.io import atomic_write, atomic_write_json
+
+if TYPE_CHECKING:
+    from probing.encoders.elmo_surface import ElmoParts
 
 # ----------------------------------------------------------------------------------------
 # Configuration (options.json)
@@ -176,53 +185,6 @@ class ElmoConfig:
 
 
 # ----------------------------------------------------------------------------------------
-# Character ids (AllenNLP's ELMoCharacterMapper / bilm-tf's UnicodeCharsVocabulary)
-# ----------------------------------------------------------------------------------------
-
-# Ids 0-255 are UTF-8 bytes; then five special "characters". Every id is shifted by +1 on
-# the way into the model so that 0 can mean "no token here" (all-zero rows embed to zero).
-BOS_CHAR, EOS_CHAR, BOW_CHAR, EOW_CHAR, PAD_CHAR = 256, 257, 258, 259, 260
-BOS_TOKEN, EOS_TOKEN = "<S>", "</S>"
-
-
-def _boundary_char_ids(char: int, max_chars: int) -> list[int]:
-    ids = [PAD_CHAR] * max_chars
-    ids[0], ids[1], ids[2] = BOW_CHAR, char, EOW_CHAR
-    return [c + 1 for c in ids]
-
-
-def char_ids(word: str, max_chars: int = 50) -> list[int]:
-    """Character ids of one word, +1 offset included: [BOW, bytes…, EOW, PAD…] (max_chars).
-
-    Words longer than ``max_chars - 2`` UTF-8 bytes are cut, as in the original. As there,
-    the strings ``<S>`` and ``</S>`` get the sentence-boundary ids.
-    """
-    if word == BOS_TOKEN:
-        return _boundary_char_ids(BOS_CHAR, max_chars)
-    if word == EOS_TOKEN:
-        return _boundary_char_ids(EOS_CHAR, max_chars)
-    encoded = word.encode("utf-8", "ignore")[: max_chars - 2]
-    ids = [PAD_CHAR] * max_chars
-    ids[0] = BOW_CHAR
-    ids[1 : len(encoded) + 1] = list(encoded)
-    ids[len(encoded) + 1] = EOW_CHAR
-    return [c + 1 for c in ids]
-
-
-def batch_to_char_ids(batch: Sequence[Sequence[str]], max_chars: int = 50) -> Tensor:
-    """Char ids of a batch with ``<S>``/``</S>`` added: int64 (B, max_len + 2, max_chars).
-
-    Positions past a sentence's end are all zeros (the model masks them).
-    """
-    length = max(len(s) for s in batch) + 2
-    out = torch.zeros(len(batch), length, max_chars, dtype=torch.long)
-    for b, words in enumerate(batch):
-        rows = [char_ids(w, max_chars) for w in [BOS_TOKEN, *words, EOS_TOKEN]]
-        out[b, : len(rows)] = torch.tensor(rows, dtype=torch.long)
-    return out
-
-
-# ----------------------------------------------------------------------------------------
 # Token encoder: char embedding -> convolutions + max-pool -> highways -> projection
 # ----------------------------------------------------------------------------------------
 
@@ -323,19 +285,6 @@ class ProjectedLstm(nn.Module):
             like.new_zeros(batch_size, self.proj_dim),
             like.new_zeros(batch_size, self.cell_dim),
         )
-
-
-def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse each row's first ``lengths[b]`` steps, leaving padding in place.
-
-    x: (B, T, ...) -> (B, T, ...). Its own inverse (tf.reverse_sequence). This is what makes
-    the backward LSTM start at each sentence's true last token, never at padding.
-    """
-    B, T = x.shape[:2]
-    t = torch.arange(T, device=x.device).expand(B, T)
-    idx = torch.where(t < lengths.unsqueeze(1), lengths.unsqueeze(1) - 1 - t, t)
-    idx = idx.view(B, T, *([1] * (x.dim() - 2))).expand_as(x)
-    return x.gather(1, idx)
 
 
 # ----------------------------------------------------------------------------------------
@@ -643,6 +592,16 @@ class ElmoEncoder(Encoder):
     def device(self) -> torch.device:
         return self.model.token_encoder.projection.weight.device
 
+    def layer_parts(self) -> ElmoParts:
+        """The biLM's surface (:mod:`probing.encoders.elmo_surface`): its layers, hooks that
+        replace one layer with the LSTM layers above re-run, and its softmax as the LM."""
+        from probing.encoders.elmo_surface import elmo_parts
+
+        parts = self.__dict__.get("_parts")
+        if parts is None or parts.softmax is not self.softmax:
+            parts = self.__dict__["_parts"] = elmo_parts(self.model, self.softmax)
+        return parts
+
     def reset_state(self) -> None:
         """Forget the carried LSTM state (stateful mode)."""
         with self._lock:
@@ -765,7 +724,13 @@ def load_elmo(
 
     # The original files hold no softmax; ELMo-mini's folder adds softmax.safetensors.
     softmax = load_softmax(options.parent, cfg.projection_dim)
-    info = replace(declared(info), lm_kind="bidirectional-lm" if softmax is not None else "")
+    info = replace(
+        declared(info),
+        lm_kind="bidirectional-lm" if softmax is not None else "",
+        # its softmax read as two next-word LMs (probing.encoders.elmo_surface)
+        lm_directions=("forward", "backward") if softmax is not None else (),
+    )
     encoder = ElmoEncoder(model, info, stateful=stateful)
     encoder.softmax = softmax
+    encoder.layer_parts()  # the hook sites' dispatchers go on now, before threads share it
     return encoder

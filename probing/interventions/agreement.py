@@ -10,6 +10,11 @@ nouns of the other number between subject and verb (Linzen et al.); distance is 
 Where this differs: Linzen et al.'s LSTM reads only the left context; a masked LM sees both
 sides (as in Goldberg). The inflection pairs come from UD-EWT itself (the most frequent VBZ
 and VBP form of each lemma) plus the irregular present forms of be/have/do.
+
+An encoder whose LM is next-word LMs (``info.lm_directions``: ELMo) is scored in Linzen et
+al.'s setting: the sentence up to the verb, read by the forward LM only; right when
+``log P(correct form) > log P(wrong form)`` at the verb. Both forms must be in the LM
+vocabulary (the word-level analogue of Goldberg's single-piece rule).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from probing.interventions.hooks import mlm_logits, require_mlm
 if TYPE_CHECKING:
     import contextlib
 
+    from probing.encoders.base import Encoder
     from probing.encoders.bert import TransformersMaskedLM
 
 IRREGULAR = {"be": ("is", "are"), "have": ("has", "have"), "do": ("does", "do")}
@@ -249,11 +255,26 @@ class MaskedCases:
     kept: list[int]
 
 
+@dataclass(frozen=True)
+class LeftContextCases:
+    """Cases a forward (next-word) LM can score: per batch the char ids of the words before
+    the verb (B, T, C) and where the verb goes (B,: position ``len(context) + 1``), the
+    (correct, wrong) vocabulary ids; ``kept`` indexes the cases given."""
+
+    batches: list[torch.Tensor]
+    mask_pos: list[torch.Tensor]
+    ids: list[torch.Tensor]  # (B, 2): correct, wrong
+    kept: list[int]
+
+
 def prepare(
-    encoder: TransformersMaskedLM, cases: Sequence[AgreementCase], batch_size: int = 64
-) -> MaskedCases:
+    encoder: Encoder, cases: Sequence[AgreementCase], batch_size: int = 64
+) -> MaskedCases | LeftContextCases:
     """Tokenise each case with its verb masked; cases whose verb word or forms are not single
-    pieces are left out (Goldberg's rule), as are sentences over 128 pieces."""
+    pieces are left out (Goldberg's rule), as are sentences over 128 pieces. An encoder with
+    next-word LMs: :func:`prepare_left_context` (its own batch size)."""
+    if encoder.info.lm_directions:
+        return prepare_left_context(encoder, cases)
     require_mlm(encoder, "Agreement")
     tok = encoder.tokenizer
     ids_cache: dict[str, int | None] = {}
@@ -297,20 +318,60 @@ def prepare(
     return MaskedCases(batches, mask_pos, id_pairs, kept)
 
 
+def prepare_left_context(
+    encoder: Encoder, cases: Sequence[AgreementCase], batch_size: int = 128
+) -> LeftContextCases:
+    """The cases whose two verb forms are distinct LM-vocabulary words, as left contexts in
+    batches (in case order).
+
+    Raises:
+        NoLMHeadError: no next-word LM.
+    """
+    from probing.interventions.hooks import next_word_parts
+
+    parts = next_word_parts(encoder, "Agreement with the forward LM")
+    lm = parts.lm()
+    kept = [
+        i
+        for i, c in enumerate(cases)
+        if lm.in_vocab(c.correct) and lm.in_vocab(c.wrong) and c.correct != c.wrong
+    ]
+    batches, pos, ids = [], [], []
+    for start in range(0, len(kept), batch_size):
+        chunk = [cases[i] for i in kept[start : start + batch_size]]
+        batches.append(parts.char_ids([list(c.words[: c.verb]) for c in chunk]))
+        pos.append(torch.tensor([c.verb + 1 for c in chunk]))
+        ids.append(torch.tensor([[lm.word_id(c.correct), lm.word_id(c.wrong)] for c in chunk]))
+    return LeftContextCases(batches, pos, ids, kept)
+
+
+def forward_lm_log_probs(encoder: Encoder, ids: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """(B, V) the forward LM's log-probabilities of the token at ``pos`` (B,) given the
+    tokens before it, for char ids (B, T, C): the backward stack is not run."""
+    parts = encoder.layer_parts()
+    states, _ = parts.run(ids, forward_only=True)
+    return parts.next_word_log_probs(states, torch.arange(len(pos)), pos, "forward")
+
+
 @torch.inference_mode()
 def margins(
-    encoder: TransformersMaskedLM,
-    prepared: MaskedCases,
+    encoder: Encoder,
+    prepared: MaskedCases | LeftContextCases,
     intervention: Callable[[], contextlib.AbstractContextManager] | None = None,
 ) -> np.ndarray:
-    """logit(correct) - logit(wrong) at the mask for every kept case (n_kept,), with
+    """logit(correct) - logit(wrong) at the mask for every kept case (n_kept,) (next-word
+    LMs: the forward LM's log P(correct) − log P(wrong) at the verb, left context only), with
     ``intervention()`` (a context manager) active during the forward passes."""
     import contextlib
 
+    left = isinstance(prepared, LeftContextCases)
     out = []
     for inputs, pos, ids in zip(prepared.batches, prepared.mask_pos, prepared.ids, strict=True):
         with intervention() if intervention is not None else contextlib.nullcontext():
-            at = mlm_logits(encoder, inputs, torch.arange(len(pos)), pos)  # (B, V)
+            if left:
+                at = forward_lm_log_probs(encoder, inputs, pos)  # (B, V)
+            else:
+                at = mlm_logits(encoder, inputs, torch.arange(len(pos)), pos)  # (B, V)
         ids = ids.to(at.device)
         out.append((at.gather(1, ids[:, :1]) - at.gather(1, ids[:, 1:])).squeeze(1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)

@@ -6,7 +6,7 @@ Per layer, on the test split: the task probe's accuracy before and after erasure
 rank, the same for random subspaces of that rank (``n_random`` draws), the majority
 baseline; for masked LMs the masked-LM loss and top-1 on held-out words with layer ``l``
 replaced by its erased version (later layers recomputed) against the random erasures (for
-an ELMo whose folder ships its softmax, the bi-LM loss/top-1: :mod:`probing.interventions.bilm`);
+an ELMo whose folder ships its softmax, the bi-LM loss/top-1: :mod:`probing.interventions.lm_effect`);
 and the probe's accuracy at every later layer after erasing at ``l`` (does the property come
 back?).
 
@@ -50,7 +50,6 @@ from probing.probes.metrics import SentenceBootstrap
 
 if TYPE_CHECKING:
     from probing.encoders.base import Encoder
-    from probing.interventions.bilm import BiLMEffect
     from probing.probes.linear import LinearProbe
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -402,12 +401,8 @@ def _curve(
 
 def _lm_effect(
     encoder: Encoder, dataset: str, spec: ErasureSpec, mlm: bool, bilm: bool
-) -> MaskedLMEffect | BiLMEffect | None:
+) -> MaskedLMEffect | None:
     """The LM-effect scorer the encoder's head allows (None: no head)."""
-    if mlm:
+    if mlm or bilm:  # masked LM, or next-word LMs (the scorer reads info.lm_directions)
         return MaskedLMEffect(encoder, dataset, spec)
-    if bilm:
-        from probing.interventions.bilm import BiLMEffect
-
-        return BiLMEffect(encoder, dataset, spec)
     return None

@@ -5,9 +5,11 @@ encoder already holds, never a copy of it: later layers are recomputed by the mo
 The hooks belong to the call (:mod:`probing.encoders.call_hooks`): they act on the calling
 thread's forward passes only, so other sessions running the same shared model at the same
 moment see none of them.
-Encoders whose info says ``lm_kind == "masked"`` and ``has_layer_hooks`` (BERT-family masked
-LMs with a :mod:`~probing.encoders.surface` adapter) have the parts these hooks need; ELMo's layers are recomputed by :mod:`probing.interventions.recompute`
-and its LM (when its folder ships a softmax) is scored by :mod:`probing.interventions.bilm`.
+Every encoder whose info says ``has_layer_hooks`` gives its layer surface
+(:meth:`Encoder.layer_parts`): BERT-family models a :mod:`~probing.encoders.surface` adapter,
+ELMo :mod:`~probing.encoders.elmo_surface` (its LSTM layers re-run from the replaced one, its
+softmax read as forward and backward next-word LMs, ``info.lm_directions``). The hooks below
+(:func:`replaced_hidden`, :func:`recorded_hidden`) take either.
 
 Layer numbers are the Encoding's: 0 is the embedding output, ``l`` the output of block
 ``l``. A head's output is its slice of the attention context, the input of the attention's
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from probing.encoders.base import Encoder
     from probing.encoders.bert import TransformersMaskedLM
     from probing.encoders.elmo_softmax import ElmoSoftmax
+    from probing.encoders.elmo_surface import ElmoParts
 
 HiddenFn = Callable[[torch.Tensor], torch.Tensor]  # (B, T, D) -> (B, T, D)
 
@@ -88,6 +91,13 @@ def require_bilm(encoder: Encoder, what: str = "This intervention") -> ElmoSoftm
     return encoder.softmax
 
 
+def next_word_parts(encoder: Encoder, what: str = "This intervention") -> ElmoParts:
+    """The layer surface of an encoder whose LM is read as next-word LMs
+    (``info.lm_directions``: ELMo with its softmax), else NoLMHeadError."""
+    require_bilm(encoder, what)
+    return encoder.layer_parts()
+
+
 def model_parts(encoder: TransformersMaskedLM) -> ModelParts:
     """The hook points of ``encoder``'s base model (:mod:`probing.encoders.surface`).
 
@@ -116,7 +126,7 @@ def _replace_output(out: torch.Tensor | tuple, fn: HiddenFn) -> torch.Tensor | t
 
 
 @contextlib.contextmanager
-def replaced_hidden(parts: ModelParts, layer: int, fn: HiddenFn) -> Iterator[None]:
+def replaced_hidden(parts: ModelParts | ElmoParts, layer: int, fn: HiddenFn) -> Iterator[None]:
     """Within the block, hidden state ``layer`` is ``fn(h)`` wherever the model reads it."""
     check_layer(layer, parts.n_layers)
     with parts.hidden_hook(layer, lambda _m, _a, out: _replace_output(out, fn)):
@@ -124,7 +134,7 @@ def replaced_hidden(parts: ModelParts, layer: int, fn: HiddenFn) -> Iterator[Non
 
 
 @contextlib.contextmanager
-def recorded_hidden(parts: ModelParts) -> Iterator[list[torch.Tensor]]:
+def recorded_hidden(parts: ModelParts | ElmoParts) -> Iterator[list[torch.Tensor]]:
     """Collects hidden states 0 … L (each (B, T, D)) of the passes run within the block."""
     store: list[torch.Tensor] = []
 

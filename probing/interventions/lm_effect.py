@@ -1,8 +1,8 @@
 """The LM effect of an erasure: held-out words of the task's data set scored by the model's
 LM with a layer erased, against random erasures of the same rank (paired sentence bootstrap).
-:class:`MaskedLMEffect` for masked LMs; :class:`probing.interventions.bilm.BiLMEffect` (an
-ELMo's forward/backward LM) builds on it. Kept apart from :mod:`erasure_run`, which picks
-one of them, so that neither module imports the other's importer (no import circle).
+:class:`MaskedLMEffect` for masked LMs and for next-word LMs (an ELMo's forward/backward LM,
+``info.lm_directions``), through the encoder's layer surface. Kept apart from
+:mod:`erasure_run`, so that neither module imports the other's importer (no import circle).
 """
 
 from __future__ import annotations
@@ -17,10 +17,15 @@ from probing.interventions.stats import PairedBootstrap, est_fields
 if TYPE_CHECKING:
     import contextlib
 
-    from probing.encoders.bert import TransformersMaskedLM
+    from probing.encoders.base import Encoder
     from probing.interventions.erasure import Eraser
     from probing.interventions.erasure_run import ErasureSpec
-    from probing.interventions.masked_words import CleanStates, MaskedBatch, WordScores
+    from probing.interventions.masked_words import (
+        CleanStates,
+        MaskedBatch,
+        NextWordBatch,
+        WordScores,
+    )
 
 
 class MaskedLMEffect:
@@ -32,19 +37,33 @@ class MaskedLMEffect:
     below are unchanged). Equal to full forward passes with the erasing hook up to float32
     round-off (tests/library/test_erasure_lm_fast.py). ``states`` None (a model whose blocks
     do not add up to its output, or a subclass that scores otherwise): one full pass per
-    eraser through :meth:`_scores`."""
+    eraser through :meth:`_scores`.
+
+    Next-word LMs (ELMo): every in-vocabulary word of the held-out sentences, in their order
+    (:func:`~probing.interventions.masked_words.next_word_batches`), each erasure one full
+    pass with the layers above re-run."""
 
     states: CleanStates | None = None
 
-    def __init__(self, encoder: TransformersMaskedLM, dataset: str, spec: ErasureSpec) -> None:
-        from probing.interventions.masked_words import masked_batches, score_clean, word_order
+    def __init__(self, encoder: Encoder, dataset: str, spec: ErasureSpec) -> None:
+        from probing.interventions.masked_words import (
+            masked_batches,
+            next_word_batches,
+            score_clean,
+            score_masked,
+            word_order,
+        )
 
         held = labelled_sample(dataset, "test", any_field(dataset), spec.heldout_sentences)
         self.encoder = encoder
-        self.batches = masked_batches(encoder, held.sentences, by_length=True)
+        if encoder.info.lm_directions:
+            self.batches = next_word_batches(encoder, held.sentences)
+            clean, self.states = score_masked(encoder, self.batches), None
+        else:
+            self.batches = masked_batches(encoder, held.sentences, by_length=True)
+            clean, self.states = score_clean(encoder, self.batches)
         # Scores come in batch order; the bootstrap and the stored rows see sentence order.
         self.order = word_order(self.batches)
-        clean, self.states = score_clean(encoder, self.batches)
         self.clean = clean.take(self.order)
         self.boot = PairedBootstrap(self.clean.sentence, n_boot=spec.n_boot, seed=1)
         self.n_words = int(self.clean.loss.size)
@@ -53,12 +72,12 @@ class MaskedLMEffect:
         """The words' scores (sentence order) from a full pass with layer ``layer`` erased."""
         import torch
 
-        from probing.interventions.hooks import model_parts, replaced_hidden
+        from probing.interventions.hooks import replaced_hidden
         from probing.interventions.masked_words import score_masked
 
-        parts = model_parts(self.encoder)
+        parts = self.encoder.layer_parts()
 
-        def during(batch: MaskedBatch) -> contextlib.AbstractContextManager[None]:
+        def during(batch: MaskedBatch | NextWordBatch) -> contextlib.AbstractContextManager[None]:
             pos = batch.word_pos.to(self.encoder.device)[..., None]
             return replaced_hidden(
                 parts, layer, lambda h: torch.where(pos, eraser.torch_apply(h), h)

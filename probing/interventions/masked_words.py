@@ -1,9 +1,15 @@
-"""Held-out words to predict: sentences tokenised in batches with some words masked, and the
-masked-LM loss / top-1 at them under any intervention.
+"""Held-out words to predict: sentences in batches, and the LM's loss / top-1 at the scored
+words under any intervention (a hook on the encoder's layer surface).
 
-Which words are masked is a fixed rule, not a draw (so no seed enters): every alphabetic word
-that is one piece and whose position ``i`` in sentence ``s`` has ``(i + s) % every == 0``
-(default every 6th: about BERT's 15 % of words, spread over positions).
+- **Masked LM**: which words are masked is a fixed rule, not a draw (so no seed enters):
+  every alphabetic word that is one piece and whose position ``i`` in sentence ``s`` has
+  ``(i + s) % every == 0`` (default every 6th: about BERT's 15 % of words, spread over
+  positions). Loss and top-1 at the mask.
+- **Next-word LMs** (``info.lm_directions``, ELMo's forward and backward LM): every
+  alphabetic word in the LM vocabulary is scored, unmasked (neither direction sees the word
+  it predicts), in one pass of both directions; a word's loss is the mean of the
+  directions' cross-entropies (the training objective), its top-1 the mean of their hits
+  (0, ½ or 1).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from probing.interventions.hooks import (
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
+    from probing.encoders.base import Encoder
     from probing.encoders.bert import TransformersMaskedLM
 
 InterventionFn = Callable[[], contextlib.AbstractContextManager]
@@ -111,7 +118,63 @@ def _masked_batch(
     return MaskedBatch(inputs, r, c, torch.tensor(targets), np.asarray(sent), word_pos)
 
 
-def word_order(batches: Sequence[MaskedBatch]) -> np.ndarray:
+@dataclass
+class NextWordBatch:
+    """One padded batch for next-word LMs: ``ids`` (B, T, C) the char ids of
+    ``<S> w1 … wn </S>``; ``rows``/``cols`` the scored words' positions (word ``i`` at
+    ``i + 1``); ``targets`` their vocabulary ids; ``sentence`` each one's sentence index;
+    ``word_pos`` (B, T) bool, the words (no boundary tokens, no padding)."""
+
+    ids: torch.Tensor
+    rows: torch.Tensor
+    cols: torch.Tensor
+    targets: torch.Tensor
+    sentence: np.ndarray
+    word_pos: torch.Tensor
+
+
+def next_word_batches(
+    encoder: Encoder, sentences: Sequence[Sequence[str]], batch_size: int = 32
+) -> list[NextWordBatch]:
+    """The held-out set in batches of ``batch_size`` sentences (in order) for an encoder
+    whose LM is next-word LMs; batches without a scorable word are left out.
+
+    Raises:
+        NoLMHeadError: no next-word LM (``info.lm_directions`` empty).
+    """
+    from probing.encoders.elmo_surface import word_mask
+    from probing.interventions.hooks import next_word_parts
+
+    parts = next_word_parts(encoder, "The bi-LM effect")
+    lm = parts.lm()
+    batches = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = [list(s) for s in sentences[start : start + batch_size]]
+        rows, cols, tgt, sent = [], [], [], []
+        for b, words in enumerate(chunk):
+            for i, w in enumerate(words):
+                if w.isalpha() and lm.in_vocab(w):
+                    rows.append(b)
+                    cols.append(i + 1)
+                    tgt.append(lm.word_id(w))
+                    sent.append(start + b)
+        if not rows:
+            continue
+        ids = parts.char_ids(chunk)
+        batches.append(
+            NextWordBatch(
+                ids,
+                torch.tensor(rows),
+                torch.tensor(cols),
+                torch.tensor(tgt),
+                np.asarray(sent),
+                word_mask(chunk, ids.shape[1], ids.device),
+            )
+        )
+    return batches
+
+
+def word_order(batches: Sequence[MaskedBatch | NextWordBatch]) -> np.ndarray:
     """The permutation that puts the batches' masked words (concatenated) in sentence, then
     position order: the order of unsorted batches (identity for them)."""
     if not batches:
@@ -144,24 +207,44 @@ class WordScores:
 
 @torch.inference_mode()
 def score_masked(
-    encoder: TransformersMaskedLM,
-    batches: Sequence[MaskedBatch],
-    intervention: Callable[[MaskedBatch], contextlib.AbstractContextManager] | None = None,
+    encoder: Encoder,
+    batches: Sequence[MaskedBatch] | Sequence[NextWordBatch],
+    intervention: Callable[[Any], contextlib.AbstractContextManager] | None = None,
 ) -> WordScores:
-    """Masked-LM cross-entropy and top-1 at every masked word, with ``intervention(batch)``
-    (a context manager, e.g. a hook) active during each batch's forward pass."""
+    """Cross-entropy and top-1 at every scored word (masked LM: at the masks; next-word LMs:
+    the mean over directions), with ``intervention(batch)`` (a context manager, e.g. a hook
+    on the layer surface) active during each batch's forward pass."""
     losses, correct, sent = [], [], []
     for batch in batches:
         ctx = intervention(batch) if intervention is not None else contextlib.nullcontext()
         with ctx:
-            at = mlm_logits(encoder, batch.inputs, batch.rows, batch.cols)  # (n, V)
-        tgt = batch.targets.to(at.device)
-        losses.append(torch.nn.functional.cross_entropy(at, tgt, reduction="none").cpu().numpy())
-        correct.append((at.argmax(-1) == tgt).cpu().numpy())
+            if isinstance(batch, NextWordBatch):
+                loss, hit = _next_word_scores(encoder, batch)
+            else:
+                at = mlm_logits(encoder, batch.inputs, batch.rows, batch.cols)  # (n, V)
+                tgt = batch.targets.to(at.device)
+                loss = torch.nn.functional.cross_entropy(at, tgt, reduction="none").cpu().numpy()
+                hit = (at.argmax(-1) == tgt).cpu().numpy()
+        losses.append(loss)
+        correct.append(hit)
         sent.append(batch.sentence)
     if not losses:
         return WordScores(np.zeros(0), np.zeros(0, bool), np.zeros(0, int))
     return WordScores(np.concatenate(losses), np.concatenate(correct), np.concatenate(sent))
+
+
+def _next_word_scores(encoder: Encoder, batch: NextWordBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(loss, top-1) per scored word: the mean over the encoder's LM directions."""
+    parts = encoder.layer_parts()
+    directions = encoder.info.lm_directions
+    states, _ = parts.run(batch.ids)
+    r, c, t = batch.rows, batch.cols, batch.targets
+    nll, hit, n = 0.0, 0.0, len(directions)
+    for direction in directions:
+        logp = parts.next_word_log_probs(states, r, c, direction)
+        nll = nll - logp.gather(1, t[:, None].to(logp.device)).squeeze(1).cpu().numpy() / n
+        hit = hit + (logp.argmax(-1).cpu() == t).numpy() / n
+    return np.asarray(nll), np.asarray(hit)
 
 
 def _head_scores(

@@ -14,6 +14,14 @@ ratio of probability ratios per item, averaged; the ratio of summed logit differ
 does not blow up on pairs whose total effect is near zero, and 1 means the patch carries the
 whole effect.
 
+An encoder whose LM is next-word LMs (``info.lm_directions``: ELMo) is patched in Linzen et
+al.'s setting (:class:`LeftContextPairBatch`): the base and source runs read the words
+before the verb with the forward LM only, and ``d`` is the difference of its
+log-probabilities of the two forms at the verb. Its roles are subject, attractor, the last
+word before the verb (where the prediction is read; only when it is neither of those) and
+other (``<S>`` included); layer 0 is the token layer, layer ``l`` the forward LSTM's output,
+the only half the forward LM reads. There are no heads (an LSTM has none).
+
 A pair typed by a user (:func:`user_pair`) has its attractor marked by the user
 (:meth:`TypedPair.suggested_attractor` presets a word that differs between the sentences too).
 Its fractions are drawn only when the total effect is clearly positive (:func:`pair_grid`):
@@ -24,6 +32,7 @@ no bootstrap interval.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -31,7 +40,12 @@ from typing import TYPE_CHECKING
 import torch
 
 from probing.errors import InputTooLongError, MinimalPairLengthError, VerbFormError
-from probing.interventions.agreement import NOUNS, AgreementCase, single_piece_id
+from probing.interventions.agreement import (
+    NOUNS,
+    AgreementCase,
+    forward_lm_log_probs,
+    single_piece_id,
+)
 from probing.interventions.hooks import (
     head_outputs,
     mlm_logits,
@@ -44,10 +58,13 @@ if TYPE_CHECKING:
     import numpy as np
     from transformers import BatchEncoding
 
+    from probing.encoders.base import Encoder
     from probing.encoders.bert import TransformersMaskedLM
     from probing.interventions.stats import PairedBootstrap
 
 ROLES = ("subject", "attractor", "verb", "other")
+ROLES_LM = ("subject", "attractor", "last word", "other")
+LM_SETTING = "forward LM, left context only; log-probabilities of the two verb forms"
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,21 @@ class PairBatch:
 
     base: dict[str, torch.Tensor]
     source: dict[str, torch.Tensor]
+    mask: torch.Tensor
+    ids: torch.Tensor
+    roles: dict[str, torch.Tensor]
+    groups: list[str]
+
+
+@dataclass(frozen=True)
+class LeftContextPairBatch:
+    """Pairs of one length for a forward LM: ``base``/``source`` char ids (B, T, C) of the
+    words before the verb; ``mask`` where the verb goes (B,); ``ids`` (B, 2) the base's and
+    the source's verb form; ``roles`` role -> (B, T) bool over the ``<S> w1 … wn </S>``
+    positions (:data:`ROLES_LM`)."""
+
+    base: torch.Tensor
+    source: torch.Tensor
     mask: torch.Tensor
     ids: torch.Tensor
     roles: dict[str, torch.Tensor]
@@ -101,11 +133,14 @@ def templated_pairs(cases: Sequence[AgreementCase]) -> list[tuple]:
 
 
 def make_batches(
-    encoder: TransformersMaskedLM,
+    encoder: Encoder,
     pairs: Sequence[tuple[AgreementCase, AgreementCase, str]],
     batch_size: int = 64,
-) -> list[PairBatch]:
-    """(base case, source case, group) triples -> batches of equal piece length."""
+) -> list[PairBatch] | list[LeftContextPairBatch]:
+    """(base case, source case, group) triples -> batches of equal piece length (next-word
+    LMs: :func:`left_context_batches`, their own batch size)."""
+    if encoder.info.lm_directions:
+        return left_context_batches(encoder, pairs)
     tok = encoder.tokenizer
     shaped: dict[int, list] = {}
     for base, source, group in pairs:
@@ -154,6 +189,61 @@ def make_batches(
     return batches
 
 
+def left_context_batches(
+    encoder: Encoder,
+    pairs: Sequence[tuple[AgreementCase, AgreementCase, str]],
+    batch_size: int = 128,
+) -> list[LeftContextPairBatch]:
+    """(base case, source case, group) triples -> batches of left contexts of equal length;
+    pairs whose forms are not both in the LM vocabulary are left out.
+
+    Raises:
+        MinimalPairLengthError: a pair whose verbs are at different places.
+        NoLMHeadError: no next-word LM.
+    """
+    from probing.interventions.hooks import next_word_parts
+
+    parts = next_word_parts(encoder, "Patching the forward LM")
+    lm = parts.lm()
+    shaped: dict[int, list] = {}
+    for base, source, group in pairs:
+        if not (lm.in_vocab(base.correct) and lm.in_vocab(base.wrong)):
+            continue
+        if base.verb != source.verb:
+            raise MinimalPairLengthError(
+                f"{' '.join(base.words)!r} and {' '.join(source.words)!r} have their verbs at "
+                "different places: patching copies states position by position."
+            )
+        shaped.setdefault(base.verb, []).append((base, source, group))
+    batches = []
+    for n, items in shaped.items():
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            roles = {r: torch.zeros(len(chunk), n + 2, dtype=torch.bool) for r in ROLES_LM}
+            for b, (case, _s, _g) in enumerate(chunk):
+                roles["other"][b, 0] = True  # <S>
+                for w in range(n):
+                    roles[_lm_role(case, w)][b, w + 1] = True
+            batches.append(
+                LeftContextPairBatch(
+                    parts.char_ids([list(c.words[:n]) for c, _s, _g in chunk]),
+                    parts.char_ids([list(s.words[:n]) for _c, s, _g in chunk]),
+                    torch.full((len(chunk),), n + 1),
+                    torch.tensor(
+                        [[lm.word_id(c.correct), lm.word_id(c.wrong)] for c, _s, _g in chunk]
+                    ),
+                    roles,
+                    [g for *_x, g in chunk],
+                )
+            )
+    return batches
+
+
+def _lm_role(case: AgreementCase, word: int) -> str:
+    role = _role(case, word, False)
+    return "last word" if role == "other" and word == case.verb - 1 else role
+
+
 def _masked_words(case: AgreementCase, mask_token: str) -> list[str]:
     words = list(case.words)
     words[case.verb] = mask_token
@@ -185,8 +275,12 @@ def _attractor_offset(case: AgreementCase) -> int:
     return 1 if case.source == "across object relative" else 0
 
 
-def _at_mask(encoder: TransformersMaskedLM, inputs: dict, mask: torch.Tensor) -> torch.Tensor:
-    return mlm_logits(encoder, inputs, torch.arange(len(mask)), mask)  # (B, V)
+def _at_mask(encoder: Encoder, inputs: dict | torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, V) scores of the verb's position ``mask``: masked-LM logits for tokenised
+    ``inputs``; for char ids, the forward LM's log-probabilities given the left context."""
+    if isinstance(inputs, torch.Tensor):
+        return forward_lm_log_probs(encoder, inputs, mask)
+    return mlm_logits(encoder, inputs, torch.arange(len(mask)), mask)
 
 
 def _diff(at: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -197,16 +291,21 @@ def _diff(at: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 
 @torch.inference_mode()
 def patch_pairs(
-    encoder: TransformersMaskedLM,
-    batches: Sequence[PairBatch],
+    encoder: Encoder,
+    batches: Sequence[PairBatch] | Sequence[LeftContextPairBatch],
     n_boot: int = 1000,
     heads: bool = True,
 ) -> dict:
-    """Fractions moved per (layer, role) and, with ``heads``, per (layer, head), with CIs
-    (module doc). Without heads: (L + 1) x 4 forward passes per batch instead of also L x H."""
+    """Fractions moved per (layer, role) and, with ``heads`` (where the encoder has head
+    hooks), per (layer, head), with CIs (module doc). Without heads: (L + 1) x 4 forward
+    passes per batch instead of also L x H. For a forward LM (:class:`LeftContextPairBatch`)
+    ``heads`` is None and ``setting`` says what was read."""
     from probing.interventions.stats import PairedBootstrap
 
-    parts = model_parts(encoder)
+    lm = bool(batches) and isinstance(batches[0], LeftContextPairBatch)
+    parts = encoder.layer_parts() if lm else model_parts(encoder)
+    heads = heads and not lm and bool(encoder.info.has_head_hooks)
+    role_names = ROLES_LM if lm else ROLES
     L, H = parts.n_layers, parts.n_heads
     base_d, src_d, groups = [], [], []
     cell: dict[tuple, list] = {}
@@ -219,14 +318,17 @@ def patch_pairs(
             store[b] = heads.clone()
             return heads
 
-        with recorded_hidden(parts) as src_hidden, head_outputs(parts, keep):
+        with contextlib.ExitStack() as stack:
+            src_hidden = stack.enter_context(recorded_hidden(parts))
+            if heads:
+                stack.enter_context(head_outputs(parts, keep))
             src_logits = _at_mask(encoder, batch.source, batch.mask)
         d_base = _diff(_at_mask(encoder, batch.base, batch.mask), batch.ids)
         base_d.append(d_base)
         src_d.append(_diff(src_logits, batch.ids))
         groups.extend(batch.groups)
         for layer in range(L + 1):
-            for role in ROLES:
+            for role in role_names:
                 where = batch.roles[role][..., None].to(encoder.device)
                 src = src_hidden[layer]
                 with replaced_hidden(parts, layer, lambda h, w=where, s=src: torch.where(w, s, h)):
@@ -254,8 +356,9 @@ def patch_pairs(
             boot, [[torch.cat(cell[(kind, y, x)]).cpu().numpy() for x in xs] for y in ys], total
         )
 
-    roles = grid("role", list(range(L + 1)), list(ROLES))
-    roles.update(x=list(ROLES), y=[str(layer) for layer in range(L + 1)], x_title="position role")
+    roles = grid("role", list(range(L + 1)), list(role_names))
+    x_title = "position role (forward LM, left context)" if lm else "position role"
+    roles.update(x=list(role_names), y=[str(layer) for layer in range(L + 1)], x_title=x_title)
     head_grid = None
     if heads:
         head_grid = grid("head", list(range(L)), list(range(H)))
@@ -264,13 +367,14 @@ def patch_pairs(
             y=[str(b + 1) for b in range(L)],
             x_title="attention head (output patched at every position)",
         )
-    return {
+    out = {
         "roles": roles,
         "heads": head_grid,
         "total_effect": te.as_dict(),
         "n_pairs": int(len(total)),
         "n_groups": len(set(groups)),
     }
+    return {**out, "setting": LM_SETTING} if lm else out
 
 
 def effect_grid(boot: PairedBootstrap, moved: list[list], total: np.ndarray) -> dict:
@@ -475,11 +579,13 @@ def _verb_forms(forms: tuple[str, str]) -> tuple[str, str]:
 
 
 def patch_all_positions(
-    encoder: TransformersMaskedLM, batch: PairBatch, layer: int
+    encoder: Encoder, batch: PairBatch | LeftContextPairBatch, layer: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(patched base logits, source logits) at the mask, with every position of ``layer``
-    copied from the source run: at the last layer the two must be equal (a check of the hooks)."""
-    parts = model_parts(encoder)
+    """(patched base scores, source scores) at the verb (B, V), with every position of
+    ``layer`` copied from the source run: at the last layer the two must be equal (a check of
+    the hooks)."""
+    lm = isinstance(batch, LeftContextPairBatch)
+    parts = encoder.layer_parts() if lm else model_parts(encoder)
     with torch.inference_mode():
         with recorded_hidden(parts) as src_hidden:
             src_logits = _at_mask(encoder, batch.source, batch.mask)

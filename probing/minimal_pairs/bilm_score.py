@@ -39,20 +39,17 @@ def bilm_scores(
     Raises:
         NoLMHeadError: not an ELMo with a bi-LM softmax.
     """
-    from probing.encoders.elmo import batch_to_char_ids
-    from probing.interventions.hooks import require_bilm
-    from probing.interventions.recompute import elmo_states
+    from probing.interventions.hooks import next_word_parts
 
-    softmax = require_bilm(encoder, "Bi-LM sentence scores")
-    cfg = encoder.model.config
+    parts = next_word_parts(encoder, "Bi-LM sentence scores")
+    softmax = parts.lm()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     out: list[SentenceScore | None] = [None] * len(sentences)
     eos, bos = softmax.word_id("</S>"), softmax.word_id("<S>")
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
         chunk = [list(sentences[i]) for i in idx]
-        ids = batch_to_char_ids(chunk, cfg.max_characters_per_token).to(encoder.device)
-        states, _ = elmo_states(encoder, ids)
+        states, _ = parts.run(parts.char_ids(chunk))
         top_f, top_b = states[-1]
         rows, f_at, b_at, tgt_f, tgt_b = [], [], [], [], []
         for r, words in enumerate(chunk):
@@ -88,3 +85,27 @@ def bilm_scores(
         if progress is not None:
             progress(min(start + batch_size, len(order)), len(order))
     return out  # type: ignore[return-value] - every slot is filled
+
+
+@torch.inference_mode()
+def next_word_log_probs(
+    encoder: ElmoEncoder, words: Sequence[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two LMs' log-probabilities over the vocabulary for one sentence: forward
+    (n + 1, V), row ``i`` = P(word ``i`` | words before it), the last row P(``</S>`` | all);
+    backward (n + 1, V), row ``i`` = P(word ``i - 1`` | words after it), row 0 P(``<S>`` | all)
+    (words outside the vocabulary are ``<UNK>``).
+
+    Raises:
+        NoLMHeadError: not an encoder with next-word LMs.
+    """
+    from probing.interventions.hooks import next_word_parts
+
+    parts = next_word_parts(encoder, "Next-word probabilities")
+    states, _ = parts.run(parts.char_ids([list(words)]))
+    n = len(words)
+    rows = torch.zeros(n + 1, dtype=torch.long)
+    # Forward: the token at position t (1 … n + 1) from t - 1; backward: at t (0 … n) from t + 1.
+    fwd = parts.next_word_log_probs(states, rows, torch.arange(1, n + 2), "forward", chunk=1024)
+    bwd = parts.next_word_log_probs(states, rows, torch.arange(0, n + 1), "backward", chunk=1024)
+    return fwd, bwd

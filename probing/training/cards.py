@@ -290,7 +290,7 @@ a shared machine.{" " + slog["note"] if slog.get("note") else ""}
   scores {slog["unigram_ppl"]:.1f}.
 - What uses it: `probing.encoders.elmo_softmax` (loaded with the encoder when the file is
   there; a folder without it is an encoder only), erasure's bi-LM effect, forward-LM
-  agreement and patching (`probing.interventions.bilm`).
+  agreement and patching (read through `probing.encoders.elmo_surface`).
 - Reproduce: `{reproducing_command(slog["command"])}`
 
 """

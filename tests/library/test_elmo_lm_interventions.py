@@ -13,9 +13,16 @@ import torch
 
 from probing.errors import NoLMHeadError
 from probing.interventions import agreement as ag
-from probing.interventions import bilm
 from probing.interventions.erasure import block_eraser, fit_leace, random_eraser
-from probing.interventions.recompute import replacing
+from probing.interventions.hooks import replaced_hidden
+from probing.interventions.masked_words import next_word_batches, score_masked
+from probing.interventions.patching import (
+    make_batches,
+    patch_all_positions,
+    patch_pairs,
+    templated_pairs,
+)
+from probing.minimal_pairs.bilm_score import next_word_log_probs
 from probing.models.registry import ELMO_MINI_DIR
 
 
@@ -75,7 +82,8 @@ def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
         ["The", "dog", "barked", "at", "the", "postman", "."],
         ["Prices", "rose", "sharply", "in", "March"],
     ]
-    clean = bilm.score_words(elmo, sentences)
+    batches = next_word_batches(elmo, sentences)
+    clean = score_masked(elmo, batches)
     # By hand, from ElmoBiLm itself: word i is predicted from forward state i, backward i+2.
     from probing.encoders.elmo import batch_to_char_ids
 
@@ -95,7 +103,7 @@ def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
     assert clean.sentence.tolist() == where and len(where) >= 9
     # The public next-word API gives the same numbers (forward row i and backward row i + 1
     # both predict word i).
-    fwd, bwd = bilm.next_word_log_probs(elmo, sentences[1])
+    fwd, bwd = next_word_log_probs(elmo, sentences[1])
     assert fwd.shape == bwd.shape == (len(sentences[1]) + 1, len(elmo.softmax.vocab))
     mine = [
         -(float(fwd[i, t]) + float(bwd[i + 1, t])) / 2
@@ -106,10 +114,14 @@ def test_bilm_scores_match_the_model_and_a_no_op_erasure_changes_nothing(elmo):
         mine, [e for e, b in zip(expect, where, strict=True) if b == 1], rtol=1e-5
     )
     no_op = random_eraser(elmo.info.dim, 0, seed=0)
+    parts = elmo.layer_parts()
     for layer in range(3):
-        same = bilm.score_words(
-            elmo, sentences, lambda w, L=layer: replacing(L, no_op.torch_apply, w)
-        )
+
+        def erase(batch, L=layer):
+            pos = batch.word_pos[..., None]
+            return replaced_hidden(parts, L, lambda h: torch.where(pos, no_op.torch_apply(h), h))
+
+        same = score_masked(elmo, batches, erase)
         np.testing.assert_array_equal(same.loss, clean.loss)
         np.testing.assert_array_equal(same.correct, clean.correct)
 
@@ -157,27 +169,26 @@ def test_forward_lm_agreement_on_hand_written_sentences(elmo):
         case("the student was here", 2, 1, "Sing", "was", "were"),
         case("the zqxv is here", 2, 1, "Sing", "is", "zqxvs"),  # not in the vocabulary
     ]
-    kept = bilm.scorable(elmo, cases)
+    prepared = ag.prepare(elmo, cases)
+    kept = prepared.kept
     assert kept == [0, 1, 2, 3, 4, 5]
-    margins = bilm.forward_margins(elmo, cases, kept)
+    margins = ag.margins(elmo, prepared)
     assert int((margins > 0).sum()) == 6, margins
     rows = ag.summary(cases, kept, margins > 0, n_boot=50)
     assert rows[0]["n"] == 6 and rows[0]["accuracy"] == 1.0
     # Left context only: what follows the verb cannot change the forward LM's margin.
     longer = [case("the dog is in the garden with three cats", 2, 1, "Sing", "is", "are")]
-    assert bilm.forward_margins(elmo, longer, [0])[0] == pytest.approx(margins[0], abs=1e-5)
+    assert ag.margins(elmo, ag.prepare(elmo, longer))[0] == pytest.approx(margins[0], abs=1e-5)
 
 
 def test_patching_every_position_at_the_last_layer_gives_the_source_run(elmo):
-    from probing.interventions.patching import templated_pairs
-
-    batches = bilm.lm_pair_batches(elmo, templated_pairs(ag.templated_cases(every=150)))
+    batches = make_batches(elmo, templated_pairs(ag.templated_cases(every=150)))
     assert batches
     top = int(elmo.info.n_contextual_layers)
     for batch in batches:
-        patched, source = bilm.patch_all_positions_lm(elmo, batch, top)
+        patched, source = patch_all_positions(elmo, batch, top)
         torch.testing.assert_close(patched, source, rtol=0, atol=0)
-    out = bilm.patch_pairs_lm(elmo, batches[:1], n_boot=50)
+    out = patch_pairs(elmo, batches[:1], n_boot=50)
     assert out["heads"] is None and len(out["roles"]["z"]) == top + 1
     # At the top layer only the last word's state reaches the prediction.
     last = out["roles"]["x"].index("last word")
@@ -194,7 +205,7 @@ def test_a_folder_without_the_softmax_is_an_encoder_only(tmp_path, capsys):
     enc = load_elmo(tmp_path, name="bare-elmo")
     assert enc.softmax is None and enc.layers([["a", "b"]])[0].shape == (3, 2, 256)
     with pytest.raises(NoLMHeadError, match="no softmax.safetensors.*bi-LM softmax.*elmo-mini"):
-        bilm.score_words(enc, [["a", "b"]])
+        next_word_batches(enc, [["a", "b"]])
     with pytest.raises(NoLMHeadError, match="masked-LM head"):
         ag.prepare(enc, ag.templated_cases(every=500))
     out = str(tmp_path / "out")

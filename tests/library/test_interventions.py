@@ -196,8 +196,10 @@ def test_templated_pairs_are_minimal(mlm):
 
 
 def test_typed_errors(mlm, elmo):
-    with pytest.raises(NoLMHeadError, match="minilm-l6-mlm"):
-        ag.prepare(elmo, ag.templated_cases(every=500))
+    from probing.interventions.masked_words import masked_batches
+
+    with pytest.raises(NoLMHeadError, match="minilm-l6-mlm"):  # ELMo's LM is no masked LM
+        masked_batches(elmo, [["a", "b"]])
     with pytest.raises(LayerOutOfRangeError, match="0 \\(input\\) to 2"):
         layers_after(elmo, [["a", "b"]], 3, lambda h: h)
     with pytest.raises(TaskLabelsMissingError):

@@ -387,6 +387,58 @@ def test_an_albert_with_inner_layer_groups_gets_its_typed_reason():
         patch_pairs(enc, make_batches(enc, [(BASES[0], SOURCES[0], "g0")]), n_boot=10)
 
 
+@torch.inference_mode()
+def test_elmo_mini_row_agreement_patching_and_the_lm_effect_through_its_surface():
+    """ELMo's row of the matrix: the same analyses through its surface (its forward LM,
+    left context only, for agreement and patching; both LMs for the erasure LM effect):
+    no-op hooks reproduce the clean pass bit for bit, patching every position of any layer
+    from run B into run A gives run B, and it has no heads to patch."""
+    from probing.interventions.masked_words import next_word_batches
+    from probing.models.registry import load_encoder
+
+    elmo = load_encoder("elmo-mini")
+    assert elmo.info.lm_directions == ("forward", "backward")  # its folder ships the softmax
+    parts = elmo.layer_parts()
+    prepared = prepare(elmo, BASES + SOURCES)
+    assert prepared.kept == [0, 1, 2, 3]
+    clean = margins(elmo, prepared)
+    for layer in range(parts.n_layers + 1):
+        no_op = margins(elmo, prepared, lambda L=layer: replaced_hidden(parts, L, lambda h: h))
+        assert np.array_equal(clean, no_op), layer
+    batches = make_batches(elmo, list(zip(BASES, SOURCES, ["g0", "g1"], strict=True)))
+    for batch in batches:
+        for layer in range(parts.n_layers + 1):
+            patched, source = patch_all_positions(elmo, batch, layer)
+            assert torch.equal(patched, source), layer
+    out = patch_pairs(elmo, batches, n_boot=20)
+    assert out["n_pairs"] == 2 and out["heads"] is None
+    assert np.shape(out["roles"]["z"]) == (3, 4) and "last word" in out["roles"]["x"]
+    words = next_word_batches(elmo, _split(SENTENCES))
+    scores = score_masked(elmo, words)
+    assert scores.loss.size == sum(b.rows.numel() for b in words) > 0
+    eraser = random_eraser(elmo.info.dim, 4, seed=0)
+    for layer in range(parts.n_layers + 1):
+
+        def during(batch: object, layer: int = layer) -> contextlib.AbstractContextManager[None]:
+            pos = batch.word_pos[..., None]
+            return replaced_hidden(parts, layer, lambda h: torch.where(pos, h, h))
+
+        same = score_masked(elmo, words, during)
+        assert np.array_equal(same.loss, scores.loss), layer
+        erased = score_masked(
+            elmo,
+            words,
+            lambda b, L=layer: replaced_hidden(
+                parts, L, lambda h: torch.where(b.word_pos[..., None], eraser.torch_apply(h), h)
+            ),
+        )
+        assert erased.loss.shape == scores.loss.shape and not np.array_equal(
+            erased.loss, scores.loss
+        )
+    with pytest.raises(UnsupportedArchitectureError, match="no attention heads"):
+        head_outputs(parts, lambda _b, x: x).__enter__()
+
+
 def test_elmo_declares_what_it_lacks_and_each_analysis_says_so():
     from probing.errors import NoLMHeadError, NoMLMHeadError
     from probing.models.registry import entry, load_encoder

@@ -110,8 +110,7 @@ def test_mask_sets():
 
 
 def test_elmo_score_is_forward_plus_backward_log_likelihood():
-    from probing.interventions.bilm import next_word_log_probs
-    from probing.minimal_pairs.bilm_score import bilm_scores
+    from probing.minimal_pairs.bilm_score import bilm_scores, next_word_log_probs
 
     elmo = load_encoder("elmo-mini")
     sm = elmo.softmax
