@@ -185,7 +185,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             kwargs["choices"] = spec.choices
         if spec.bound is not None:
             kwargs["type"] = converter(spec.bound)
-            kwargs["help"] = f"{text} ({spec.bound.describe()}; default {f.default})"
+            shown = "all" if f.default is None and spec.bound.all_ok else f.default
+            kwargs["help"] = f"{text} ({spec.bound.describe()}; default {shown})"
         if spec.append:
             kwargs["action"] = "append"
             kwargs["default"] = None
@@ -219,7 +220,7 @@ def argv_of(params: Any) -> list[str]:
             for v in value:
                 out += [option(f.name), str(v)]
         else:
-            out += [option(f.name), str(value)]
+            out += [option(f.name), "all" if value is None else str(value)]
     return out
 
 

@@ -85,6 +85,17 @@ class AttentionStatsParams:
 
 
 @dataclass(frozen=True)
+class AttentionParsersParams:
+    """``attention-stats``' own options: also score each head as a dependency parser (Clark et
+    al. 2019, §4.2) on UD-EWT's gold trees (:mod:`probing.cli.attention_parsers`)."""
+
+    parsers: bool = param(False, "also score each head as a dependency parser")
+    parsers_sentences: int | None = param(
+        None, "sentences for --parsers", bound=count(1, 100_000, all_ok=True)
+    )
+
+
+@dataclass(frozen=True)
 class AttentionNormsParams:
     """Attention to [SEP], punctuation and [CLS] per layer, raw vs norm-weighted (Kobayashi et
     al. 2020) (:func:`probing.analyses.attention_norms.run`)."""
@@ -109,11 +120,39 @@ class AlterRepParams:
         bound=Bound(-1.0, 10.0, float),
     )
     where: str = param("subject", "push the subject's vector or every word's", choices=WHERE)
+    # A page's run (one layer, in a worker): about a minute at the page's caps on 2 cores.
     max_fit_cases: int = param(
-        4000, "UD-EWT train cases the eraser is fitted on (at most)", bound=count(10, 100_000)
+        4000,
+        "UD-EWT train cases the eraser is fitted on (at most)",
+        bound=count(10, 100_000),
+        page_max=1500,
+        demo_max=500,
     )
     max_eval_cases: int = param(
-        2000, "held-out UD-EWT dev/test cases scored (at most)", bound=count(20, 100_000)
+        2000,
+        "held-out UD-EWT dev/test cases scored (at most)",
+        bound=count(20, 100_000),
+        page_max=1000,
+        demo_max=300,
     )
     n_boot: int = param(1000, "bootstrap draws (sentences)", bound=count(1, 100_000))
     seed: int = param(0, "seed of the random directions and the bootstrap", bound=SEED)
+
+
+@dataclass(frozen=True)
+class TunedLensParams:
+    """Tuned-lens translators for a masked LM (Belrose et al. 2023), trained on held-out text
+    and scored against the logit lens (:func:`probing.analyses.tuned_lens.run`). The data
+    sets are names the data registry checks when the run reads them (a lexicon is refused
+    there with its reason)."""
+
+    train_dataset: str = param("brown", "text to train the translators on")
+    train_split: str = param("dev", "its split (default: dev)")
+    n_sentences: int = param(900, "training sentences (evenly spread)", bound=count(1, 1_000_000))
+    steps: int = param(
+        150, "KL fine-tuning steps after the least-squares start", bound=count(0, 1_000_000)
+    )
+    eval_dataset: str = param("ud-ewt", "text to score the lenses on")
+    eval_split: str = param("dev", "its split (default: dev)")
+    eval_sentences: int = param(500, "scoring sentences (one mask each)", bound=count(1, 100_000))
+    seed: int = param(0, "seed for the masks and the batches", bound=SEED)

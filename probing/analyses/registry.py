@@ -5,7 +5,9 @@ ranges and help), the capabilities it needs of a model (:class:`~probing.encodin
 fields, set by the encoders), and its run function, ``run(encoders, params, progress) ->
 result``, by dotted path so that reading the registry imports nothing heavy. Adding an
 analysis is its own module (the run function, its settings class) and one entry in
-:data:`ANALYSES`.
+:data:`ANALYSES`: the command line (:mod:`probing.cli.registered`) builds its command from the
+entry (the model options, the settings' options with their ranges, ``--out``), and writes its
+result with the entry's ``writer`` or, without one, as JSON.
 
     from probing.analyses.registry import get
     cka = get("cka")
@@ -23,9 +25,11 @@ from probing import params as param_tools
 from probing.analyses.params import (
     AlterRepParams,
     AttentionNormsParams,
+    AttentionParsersParams,
     AttentionStatsParams,
     CkaParams,
     ContextualityParams,
+    TunedLensParams,
 )
 from probing.errors import InvalidArgumentError
 
@@ -46,6 +50,26 @@ CAPABILITIES = {
 
 
 @dataclass(frozen=True)
+class ModelOption:
+    """A command-line option naming the model(s) an analysis runs on.
+
+    Attributes:
+        name: the option's field (``model_b`` → ``--model-b``).
+        default: the model when the option is not given; None: no model from this option.
+        help: the option's help.
+        repeat: may be given more than once, one model each (the default when never given).
+    """
+
+    name: str
+    default: str | None = "minilm-l6"
+    help: str = "registry name, hub id or folder"
+    repeat: bool = False
+
+
+MODEL = (ModelOption("model"),)  # one --model, minilm-l6 by default
+
+
+@dataclass(frozen=True)
 class Analysis:
     """One analysis.
 
@@ -56,6 +80,11 @@ class Analysis:
         runner: ``"module:function"``; the function takes ``(encoders, params, progress)``.
         n_models: how many encoders it takes (lo, hi).
         needs: :class:`ModelInfo` fields that must be true of every model it runs on.
+        models: the command's model options.
+        writer: the module that writes the command's files (``files(job)``, ``write(job,
+            result)``; :mod:`probing.cli.registered`), by dotted path; None: one JSON file.
+        extras: a settings class of the writer's own options (not the analysis's), or None.
+        out_default: the command's output folder when ``--out`` is not given; None: required.
     """
 
     name: str
@@ -64,6 +93,10 @@ class Analysis:
     runner: str
     n_models: tuple[int, int] = (1, 1)
     needs: tuple[str, ...] = ()
+    models: tuple[ModelOption, ...] = MODEL
+    writer: str | None = None
+    extras: type | None = None
+    out_default: str | None = None
 
     def is_compatible(self, info: ModelInfo) -> str | None:
         """None if the analysis can run on the model ``info`` describes, else why not."""
@@ -116,6 +149,11 @@ ANALYSES: dict[str, Analysis] = {
             CkaParams,
             "probing.analyses.cka:run",
             n_models=(1, 2),
+            models=(
+                ModelOption("model_a"),
+                ModelOption("model_b", None, "second model (default: model A itself)"),
+            ),
+            writer="probing.cli.cka",
         ),
         Analysis(
             "contextuality",
@@ -123,6 +161,15 @@ ANALYSES: dict[str, Analysis] = {
             ContextualityParams,
             "probing.analyses.contextuality:run",
             n_models=(1, 8),
+            models=(
+                ModelOption(
+                    "model",
+                    help="model name or folder (repeat to compare; default minilm-l6)",
+                    repeat=True,
+                ),
+            ),
+            writer="probing.cli.contextuality",
+            out_default="contextuality",
         ),
         Analysis(
             "attention-stats",
@@ -130,6 +177,9 @@ ANALYSES: dict[str, Analysis] = {
             AttentionStatsParams,
             "probing.analyses.attention:run_statistics",
             needs=("has_attention",),
+            models=(ModelOption("model", help="registry name, hub id or folder (BERT family)"),),
+            writer="probing.cli.attention",
+            extras=AttentionParsersParams,
         ),
         Analysis(
             "attention-norms",
@@ -137,6 +187,7 @@ ANALYSES: dict[str, Analysis] = {
             AttentionNormsParams,
             "probing.analyses.attention_norms:run",
             needs=("has_value_norms",),
+            writer="probing.cli.attention_norms",
         ),
         Analysis(
             "alterrep",
@@ -144,6 +195,20 @@ ANALYSES: dict[str, Analysis] = {
             AlterRepParams,
             "probing.interventions.alterrep:run",
             needs=("has_layer_hooks",),
+            models=(ModelOption("model", "minilm-l6-mlm", "a masked LM: name, folder or hub id"),),
+            writer="probing.cli.alterrep",
+        ),
+        Analysis(
+            "train-tuned-lens",
+            "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",
+            TunedLensParams,
+            "probing.analyses.tuned_lens:run",
+            models=(
+                ModelOption(
+                    "model", "minilm-l6-mlm", "a masked LM: registry name, hub id or folder"
+                ),
+            ),
+            writer="probing.cli.tuned_lens",
         ),
     )
 }

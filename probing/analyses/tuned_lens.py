@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from probing.analyses.params import TunedLensParams
 from probing.encoders.base import Encoder, LensableMLM, MaskedLM, MaskedPieces
 from probing.errors import (
     ContextLensError,
@@ -370,3 +371,41 @@ def find_lens(encoder: Encoder) -> TunedLens | None:
             lens.check_fits(encoder)
             return lens
     return None
+
+
+@dataclass
+class LensRun:
+    """What ``train-tuned-lens`` made: the translators and their scores (:func:`evaluate_lens`'s
+    report, with the model, its layers, the scoring text and the training provenance)."""
+
+    lens: TunedLens
+    report: dict
+
+
+def run(encoders: Sequence[Encoder], params: TunedLensParams, progress: ProgressFn) -> LensRun:
+    """The registry's ``train-tuned-lens``: translators for ``encoders[0]`` trained on
+    ``params.train_dataset``, scored on ``params.eval_dataset`` against the logit lens.
+
+    Raises:
+        NoMLMHeadError: the model has no head to read a lens through (before any data).
+        ValueError: an unknown data set, or a lexicon where sentences are needed.
+    """
+    from probing.analyses.attention import sample_sentences
+
+    encoder = encoders[0]
+    lensable(encoder)  # a typed error before any data is read
+    p = params
+    train = sample_sentences(p.train_dataset, p.train_split, n=p.n_sentences)
+    evaluation = sample_sentences(p.eval_dataset, p.eval_split, n=p.eval_sentences)
+    source = f"{p.train_dataset} {p.train_split}, {len(train)} sentences"
+    lens = train_tuned_lens(encoder, train, p.steps, p.seed, source, progress)
+    report = evaluate_lens(encoder, lens, evaluation, seed=p.seed)
+    report.update(
+        {
+            "model": encoder.info.name,
+            "layers": list(encoder.info.layer_names),
+            "evaluated_on": f"{p.eval_dataset} {p.eval_split}, one masked word per sentence",
+            "training": lens.meta,
+        }
+    )
+    return LensRun(lens, report)

@@ -1,4 +1,5 @@
-"""CLI command ``attention-stats``: Clark et al.'s head statistics over a corpus sample.
+"""Files of the command ``attention-stats`` (built from its registry entry by
+:mod:`probing.cli.registered`): Clark et al.'s head statistics over a corpus sample.
 
     python -m probing attention-stats --model minilm-l6 --dataset ud-ewt --n-sentences 200 --out DIR
 
@@ -20,83 +21,52 @@ gold trees (all of its sentences unless ``--parsers-sentences N``):
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from probing import params
-from probing.analyses.params import AttentionStatsParams
-from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+from probing.cli.registered import command
 
+if TYPE_CHECKING:
+    from probing.cli.registered import Job
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model", default="minilm-l6", help="registry name, hub id or folder (BERT family)"
-    )
-    params.add_arguments(p, AttentionStatsParams)  # the settings, with their ranges
-    p.add_argument(
-        "--out", required=True, type=output_folder, help="output folder (created if missing)"
-    )
-    p.add_argument(
-        "--parsers", action="store_true", help="also score each head as a dependency parser"
-    )
-    p.add_argument(
-        "--parsers-sentences", type=int, default=None, help="sentences for --parsers (default all)"
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_overwrite_argument(p)
+add_arguments, run = command("attention-stats")  # the command's parser and run, for direct callers
 
 
-def output_files(args: argparse.Namespace) -> list[Path]:
+def files(job: Job) -> list[Path]:
     """Every file the run writes (the shipped-file guard checks these)."""
-    files = [args.out / f"head_statistics.{ext}" for ext in ("csv", "html", "json")]
-    if args.parsers:
-        files += [args.out / f"attention_parsers.{ext}" for ext in ("csv", "json")]
-    return files
+    out = [job.out / f"head_statistics.{ext}" for ext in ("csv", "html", "json")]
+    if job.extras.parsers:
+        out += [job.out / f"attention_parsers.{ext}" for ext in ("csv", "json")]
+    return out
 
 
-def run(args: argparse.Namespace) -> int:
+def write(job: Job, stats: Any) -> None:
     from probing.analyses.attention import STATISTICS
-    from probing.analyses.registry import get
-    from probing.cli.probe import writable_folder
     from probing.figures.attention import statistics_figure
     from probing.figures.export import figure_bytes
-    from probing.models.registry import load_encoder
 
-    refuse_shipped(output_files(args), args.overwrite)
-    writable_folder(args.out)  # before the run, so that a long run is not lost at the end
-    encoder = load_encoder(args.model)
-    settings = params.from_args(AttentionStatsParams, args)
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if not args.quiet:
-            end = "" if done < total else "\n"
-            print(f"\r{done}/{total} {stage}", end=end, file=sys.stderr)
-
-    stats = get("attention-stats").run([encoder], settings, progress)
+    settings, out, encoder = job.params, job.out, job.encoders[0]
     docs = not settings.per_sentence
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
     stats.to_frame().to_csv(out / "head_statistics.csv", index=False, float_format="%.6g")
     title = (
-        f"Head statistics: {encoder.name} on {stats.n_sentences} {args.dataset} {args.split} sentences"
-        f"<br><sup>means per {'document' if docs else 'sentence'} ({stats.n_documents or stats.n_sentences}), "
-        f"then over them; {stats.n_queries} query positions; piece level, special tokens "
-        "included; entropy in nats</sup>"
+        f"Head statistics: {encoder.name} on {stats.n_sentences} {settings.dataset} "
+        f"{settings.split} sentences<br><sup>means per {'document' if docs else 'sentence'} "
+        f"({stats.n_documents or stats.n_sentences}), then over them; {stats.n_queries} query "
+        "positions; piece level, special tokens included; entropy in nats</sup>"
     )
     (out / "head_statistics.html").write_bytes(
         figure_bytes(statistics_figure(stats, title=title), "html")
     )
     meta = {
         "model": encoder.name,
-        "dataset": args.dataset,
-        "split": args.split,
+        "dataset": settings.dataset,
+        "split": settings.split,
         "n_sentences": stats.n_sentences,
         "n_queries": stats.n_queries,
         "skipped": stats.skipped,
         "n_documents": stats.n_documents,
-        "argv": ["attention-stats", "--model", args.model, *params.argv_of(settings)],
+        "argv": job.argv,
         "averaging": stats.averaging,
         "punctuation": '"." and "," pieces (Clark et al.)',
         "layers": stats.shape[0],
@@ -108,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
         f"{stats.n_sentences} sentences ({stats.n_queries} pieces, {stats.skipped} skipped) → "
         f"{out}/head_statistics.{{csv,html,json}}"
     )
-    if args.parsers:
+    if job.extras.parsers:
         from probing.cli.attention_parsers import write_parsers
 
-        write_parsers(encoder, args.split, args.parsers_sentences, out, progress)
-    return 0
+        def progress(done: int, total: int) -> None:  # the scorer counts sentences only
+            job.progress("heads as parsers", done, total)
+
+        write_parsers(encoder, settings.split, job.extras.parsers_sentences, out, progress)

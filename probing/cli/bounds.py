@@ -25,9 +25,10 @@ _SENTENCES = _count(1, 10_000_000, all_ok=True)
 _SEED = _count(0, SEED_MAX)
 _MINUTES = Bound(0.1, 10_000, float)
 
-# command -> {option dest -> Bound}, for the commands whose settings are not yet a class of
-# the analysis registry (probing/analyses/params.py: those carry their own ranges). A numeric
-# option with no range anywhere fails tests/unit/test_cli_bounds.py.
+# command -> {option dest -> Bound}, for the commands that are not entries of the analysis
+# registry (probing/analyses/params.py: those carry their own ranges, and
+# probing/cli/registered.py builds their options). A numeric option with no range anywhere
+# fails tests/unit/test_cli_bounds.py or tests/unit/test_registered_cli.py.
 BOUNDS: dict[str, dict[str, Bound]] = {
     "probe": {
         "layers": Bound(-1000, 1000, int, items=(1, 1000)),
@@ -44,13 +45,6 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "sentence_pooling": Bound(choices=("cls", "mean", "attention", "max")),
     },
     "fill-mask": {"top_k": _count(1, 1000)},
-    "attention-stats": {"parsers_sentences": _count(1, 100_000)},
-    "train-tuned-lens": {
-        "n_sentences": _count(1, 1_000_000),
-        "steps": _count(0, 1_000_000),
-        "eval_sentences": _count(1, 100_000),
-        "seed": _SEED,
-    },
     "erase": {
         "layers": Bound(0, 1000, int, all_ok=True, items=(1, 1000)),
         "n_random": _count(1, 100),
@@ -63,7 +57,11 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "max_fit_words": _count(1, 100_000_000),
         "heldout_train_sentences": _count(0, 10_000_000),  # 0: the whole dev split
     },
-    "agreement": {"patch_every": _count(1, 100_000), "n_boot": _count(1, 100_000)},
+    "agreement": {
+        "patch_every": _count(1, 100_000),
+        "cases_every": _count(1, 100_000),
+        "n_boot": _count(1, 100_000),
+    },
     "neurons": {
         "layer": _count(0, 100),
         "ks": _count(1, 100_000),
@@ -71,6 +69,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "test_sentences": _count(1, 100_000),
         "heldout_sentences": _count(1, 100_000),
         "n_random": _count(1, 1_000),
+        "n_boot": _count(1, 100_000),
     },
     "minimal-pairs": {
         "max_pairs": _count(1, 1_000_000),
@@ -117,6 +116,19 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "eval_tokens": _count(1, 100_000_000),
         "log_every": _count(1, 10**9),
     },
+    "train-pair-heads": {
+        "train_per_doc": _count(1, 100_000),
+        "dev_per_doc": _count(1, 100_000),
+        "test_per_doc": _count(1, 100_000),
+        "epochs": _count(1, 100_000),
+        "batch_size": _count(1, 65_536),
+        "lr": Bound(1e-9, 10, float),
+        "weight_decay": Bound(0, 1, float),
+        "seed": _SEED,
+        "threads": _count(1, 1024),
+        "checkpoint_minutes": _MINUTES,
+        "max_steps": _count(1, 10**12),
+    },
     "train-mlm-head": {
         "max_tokens": _count(1, 10**12),
         "unfreeze_top": _count(0, 1000),
@@ -134,6 +146,20 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "eval_seed": _SEED,
         "max_steps": _count(1, 10**12),
         "log_every": _count(1, 10**9),
+    },
+    "train-finetune": {
+        "seed": _SEED,
+        "lr": Bound(1e-9, 10, float),
+        "warmup": Bound(0, 1, float),
+        "weight_decay": Bound(0, 1, float),
+        "clip": Bound(1e-9, 1e6, float),
+        "epochs": _count(0, 1000),
+        "batch_size": _count(1, 4096),
+        "eval_every": _count(1, 10**9),
+        "patience": _count(1, 10**6),
+        "train_sentences": _count(1, 10**7),
+        "max_steps": _count(0, 10**12),
+        "threads": _count(1, 1024),
     },
 }
 

@@ -1,7 +1,8 @@
 """Command line: ``python -m probing COMMAND …`` runs the library's analyses headless.
 
-Each command lives in the module that does the work and registers itself here through an
-``add_arguments(parser)`` / ``main(args)`` pair, so this file only dispatches.
+Each command of :data:`COMMANDS` lives in the module that does the work, with an
+``add_arguments(parser)`` / ``run(args)`` pair; each entry of the analysis registry is a
+command too, built from the entry by :mod:`probing.cli.registered`. This file only dispatches.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import importlib
 import os
 import sys
 
-from probing.cli import bounds
+from probing.cli import bounds, registered
 from probing.config import set_data_dir
 from probing.errors import ContextLensError
 from probing.probes.tasks import TASKS  # light: the probes package imports on first use
@@ -25,6 +26,7 @@ USAGE = (
 )
 
 # command -> (module, one-line help). Modules are imported only when their command runs.
+# The analysis registry's commands (cka, contextuality, …) join these in :func:`commands`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "models": (
         "probing.cli.models",
@@ -36,30 +38,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probe every layer for a task (" + ", ".join(TASKS) + ") -> CSV/JSON/HTML",
     ),
     "data": ("probing.cli.data", "list the data sets (licence, present?, path) or download one"),
-    "attention-stats": (
-        "probing.cli.attention",
-        "attention head statistics (Clark et al. 2019) over a corpus sample -> CSV/JSON/HTML",
-    ),
-    "attention-norms": (
-        "probing.cli.attention_norms",
-        "attention to [SEP]/punctuation/[CLS] per layer, raw vs norm-weighted -> CSV/JSON/HTML",
-    ),
-    "cka": (
-        "probing.cli.cka",
-        "linear CKA between every pair of layers of two models (or one) with intervals",
-    ),
-    "contextuality": (
-        "probing.cli.contextuality",
-        "Ethayarajh (2019) self-similarity, intra-sentence similarity and MEV per layer",
-    ),
     "fill-mask": (
         "probing.cli.fill_mask",
         "top-k guesses for each [MASK] in a sentence (--layers: per layer)",
     ),
     "attribute": (
         "probing.cli.attribute",
-        "which words a fill-mask guess used (IG, gradients, Value Zeroing, ALTI); --study: "
-        "faithfulness",
+        "which words a fill-mask guess (or, --probe, a probe's label) used (IG, gradients, "
+        "Value Zeroing, ALTI); --study: faithfulness",
     ),
     "sweep": ("probing.cli.sweep", "a grid of probes from a TOML spec, locally or on Ray"),
     "report": (
@@ -74,10 +60,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.interventions",
         "subject-verb agreement on UD-EWT and templated pairs (--patch: activation patching)",
     ),
-    "alterrep": (
-        "probing.cli.alterrep",
-        "counterfactual pushes of the subject's number per layer: agreement flips (AlterRep)",
-    ),
     "minimal-pairs": (
         "probing.cli.minimal_pairs",
         "minimal pairs scored by pseudo-log-likelihood (ELMo: its two LMs), per paradigm",
@@ -90,19 +72,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "probing.cli.interventions",
         "head ablation (Michel et al.): MLM loss and agreement per head, pruning curve",
     ),
-    "train-tuned-lens": (
-        "probing.cli.tuned_lens",
-        "tuned-lens translators for a masked LM (Belrose et al. 2023), scored vs the logit lens",
-    ),
     # options from a torch-free module (training/cli_args.py): `--help` answers at once; the
     # run imports torch
     "train-elmo": ("probing.cli.train", "train the embedded ELMo-mini bi-LM"),
     "train-mlm-head": ("probing.cli.train", "train the embedded fill-mask head"),
+    "train-finetune": (
+        "probing.cli.train",
+        "fine-tune minilm-l6 on UD-EWT UPOS or Brown genre (AdamW, warm-up, early stopping)",
+    ),
+    "train-pair-heads": (
+        "probing.cli.train",
+        "train NSP and SOP heads on the frozen minilm-l6 (the Course Notes NSP view)",
+    ),
     "train-elmo-softmax": (
         "probing.cli.train",
         "fit ELMo-mini's LM softmax on its frozen encoder (forward/backward next-word LM)",
     ),
 }
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """Every command: the table above and one per analysis registry entry (read now)."""
+    return {**COMMANDS, **registered.commands()}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -114,7 +105,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--data-dir", help="data folder (default: $CONTEXTLENS_DATA_DIR)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (module, help_text) in commands().items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
         if name == command:
@@ -124,11 +115,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _module_arguments(module: str, command: str):
     def add(p: argparse.ArgumentParser) -> None:
-        mod = importlib.import_module(module)
-        adder = (
-            getattr(mod, f"add_{command.replace('-', '_')}_arguments", None) or mod.add_arguments
-        )
-        adder(p)
+        if module == registered.__name__:  # built from its registry entry
+            registered.add_arguments(p, command)
+        else:
+            mod = importlib.import_module(module)
+            adder = (
+                getattr(mod, f"add_{command.replace('-', '_')}_arguments", None)
+                or mod.add_arguments
+            )
+            adder(p)
         bounds.apply(command, p)  # every number's range, checked while parsing
         if "--data-dir" not in p._option_string_actions:  # accept it after the command too
             p.add_argument(
@@ -149,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")
             print(f"error: argument {i} ({shown}) is not valid UTF-8 text.", file=sys.stderr)
             return 2
-    command = next((a for a in argv if a in COMMANDS), None)
+    command = next((a for a in argv if a in commands()), None)
     parser = build_parser(command)
     args = parser.parse_args(argv)
     if args.command is None:

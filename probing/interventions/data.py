@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from probing.errors import TaskLabelsMissingError
+from probing.probes.tasks import TASKS, task_names
 
-# Tasks whose label is a word's own (Elazar et al. erase word-level properties): deprel is
-# the relation of the word to its head, written on the dependent, subtypes merged.
-ERASABLE = ("pos", "xpos", "ptb-pos", "deprel", "supersense")
+# Tasks whose label is a word's own (Elazar et al. erase word-level properties; deprel is the
+# relation of the word to its head, written on the dependent, subtypes merged): the task
+# record's ``erasable``.
+ERASABLE = tuple(task_names(erasable=True))
 
 
 def task_field(task: str, dataset: str | None = None) -> tuple[str, str]:
@@ -21,8 +23,6 @@ def task_field(task: str, dataset: str | None = None) -> tuple[str, str]:
         TaskLabelsMissingError: a task that is not a word-level label, or a data set that
             does not carry its labels.
     """
-    from probing.probes.tasks import TASKS
-
     t = TASKS.get(task)
     if t is None or task not in ERASABLE:
         raise TaskLabelsMissingError(

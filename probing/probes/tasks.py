@@ -25,18 +25,25 @@ class Kind:
         probe_name: the per-layer probe's name in figures and reports.
         baselines: the baseline rows (``probe`` column, no layer) its runs report.
         splits: the data splits a run reads (WSD needs no dev split).
+        word_labels: its label belongs to one word (deprel: the dependent's relation to its
+            head), so erasure can remove it from that word's vector (Elazar et al. 2021).
     """
 
     runner: str
     probe_name: str
     baselines: tuple[str, ...]
     splits: tuple[str, ...] = ("train", "dev", "test")
+    word_labels: bool = False
 
 
 _TAGGING_BASELINES = ("majority", "word_type", "static")
 KINDS: dict[str, Kind] = {
-    "tagging": Kind("probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES),
-    "edge": Kind("probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES),
+    "tagging": Kind(
+        "probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES, word_labels=True
+    ),
+    "edge": Kind(
+        "probing.probes.runners.tagging:run", "linear probe", _TAGGING_BASELINES, word_labels=True
+    ),
     "wsd": Kind(
         "probing.probes.runners.wsd:run",
         "1-NN to sense centroids",
@@ -104,13 +111,16 @@ class Task:
     # at every layer and table row, and reading a record should not call into this module).
     # metric: the headline score (accuracy for tagging, F1 for WSD, else ``headline``);
     # probe_name, baselines, splits: its kind's (:data:`KINDS`); uploadable: an uploaded
-    # file can be probed; layering: drawn on the Layering page.
+    # file can be probed; layering: drawn on the Layering page; erasable: its labels can be
+    # erased (``python -m probing erase``): a word's own label, read as it is (a variant
+    # such as deprel-hd changes the probe's input, not the labels, so erasing it is deprel's).
     metric: str = field(init=False, repr=False)
     probe_name: str = field(init=False, repr=False)
     baselines: tuple[str, ...] = field(init=False, repr=False)
     splits: tuple[str, ...] = field(init=False, repr=False)
     uploadable: bool = field(init=False, repr=False)
     layering: bool = field(init=False, repr=False)
+    erasable: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         derived = {
@@ -120,6 +130,7 @@ class Task:
             "splits": KINDS[self.kind].splits,
             "uploadable": self.upload_field is not None,
             "layering": bool(self.colour),
+            "erasable": KINDS[self.kind].word_labels and not self.variant,
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)  # frozen: set once, here
@@ -293,5 +304,5 @@ def get_task(name: str) -> Task:
 
 def task_names(**having: object) -> list[str]:
     """Task names in registry order whose attributes equal ``having`` (``kind="wsd"``,
-    ``lens=True``, ``layering=True``, ``uploadable=True``)."""
+    ``lens=True``, ``layering=True``, ``uploadable=True``, ``erasable=True``)."""
     return [n for n, t in TASKS.items() if all(getattr(t, k) == v for k, v in having.items())]

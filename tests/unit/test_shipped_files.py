@@ -58,9 +58,9 @@ def _no_work(*_args, **_kwargs):
 
 @pytest.fixture
 def stub_training(monkeypatch):
-    """The three training modules replaced by stubs whose ``run`` records its call."""
+    """The training modules replaced by stubs whose ``run`` records its call."""
     calls: list[str] = []
-    for module in ("elmo_lm", "elmo_softmax", "mlm_head"):
+    for module in ("elmo_lm", "elmo_softmax", "mlm_head", "pair_heads"):
         fake = types.ModuleType(f"probing.training.{module}")
         fake.run = lambda args, _m=module: calls.append(_m) or 0
         monkeypatch.setitem(sys.modules, f"probing.training.{module}", fake)
@@ -81,6 +81,7 @@ TRAIN = {
     "train-elmo": ("elmo_lm", "models/elmo-mini/"),
     "train-elmo-softmax": ("elmo_softmax", "models/elmo-mini/"),
     "train-mlm-head": ("mlm_head", "models/minilm-l6-mlm/"),
+    "train-pair-heads": ("pair_heads", "models/"),
 }
 
 
@@ -97,7 +98,9 @@ def test_training_refuses_the_shipped_model_folder(
 
 @pytest.mark.parametrize("command", list(TRAIN))
 def test_training_into_a_folder_of_ones_own_passes_the_guard(command, stub_training, tmp_path):
-    extra = {"train-elmo-softmax": "--work-dir"}.get(command, "--checkpoint-dir")
+    extra = {"train-elmo-softmax": "--work-dir", "train-pair-heads": "--work-dir"}.get(
+        command, "--checkpoint-dir"
+    )
     args = [command, "--export-dir", str(tmp_path / "export"), extra, str(tmp_path / "work")]
     assert main(args) == 0
     assert stub_training == [TRAIN[command][0]]
