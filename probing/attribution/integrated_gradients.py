@@ -22,7 +22,7 @@ Captum hooks the layer it is given. Here that layer is a lookup module made for 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
@@ -98,21 +98,42 @@ def check_steps(steps: int) -> int:
     return int(steps)
 
 
-def baseline_ids(
-    encoder: TransformersMaskedLM, case: MaskedCase, baseline: str, zero_id: int
+def filled_ids(
+    tokenizer: Any,
+    model_name: str,
+    input_ids: torch.Tensor,
+    positions: Any,
+    baseline: str,
+    zero_id: int,
 ) -> torch.Tensor:
-    """The case's ids with every context piece replaced by the baseline's id: (1, n)."""
+    """``input_ids`` (1, n) with the pieces at ``positions`` replaced by the baseline's id
+    (``mask``, ``pad``, or ``zeros``: ``zero_id``, whose embedding the caller zeroes)."""
     if baseline not in BASELINES:
         raise InvalidArgumentError(
             f"Unknown baseline {baseline!r}: choose one of {', '.join(BASELINES)}."
         )
-    tok = encoder.tokenizer
-    fill = {"mask": tok.mask_token_id, "pad": tok.pad_token_id, "zeros": zero_id}[baseline]
+    fill = {"mask": tokenizer.mask_token_id, "pad": tokenizer.pad_token_id, "zeros": zero_id}[
+        baseline
+    ]
     if fill is None:
-        raise InvalidArgumentError(f"{encoder.name}'s tokenizer has no {baseline} token.")
-    ids = case.inputs["input_ids"].clone()
-    ids[0, case.context_positions()] = int(fill)
+        raise InvalidArgumentError(f"{model_name}'s tokenizer has no {baseline} token.")
+    ids = input_ids.clone()
+    ids[0, positions] = int(fill)
     return ids
+
+
+def baseline_ids(
+    encoder: TransformersMaskedLM, case: MaskedCase, baseline: str, zero_id: int
+) -> torch.Tensor:
+    """The case's ids with every context piece replaced by the baseline's id: (1, n)."""
+    return filled_ids(
+        encoder.tokenizer,
+        encoder.name,
+        case.inputs["input_ids"],
+        case.context_positions(),
+        baseline,
+        zero_id,
+    )
 
 
 def integrated_gradients(

@@ -113,10 +113,13 @@ def _curve_row(key: dict, method: str, cvs: list) -> dict:
     }
 
 
-def summarise(rows: StudyRows, n_boot: int = 1000, seed: int = 0) -> dict:
+def summarise(
+    rows: StudyRows, n_boot: int = 1000, seed: int = 0, methods: Sequence[str] | None = None
+) -> dict:
     """Means with sentence-bootstrap intervals, paired method comparisons (Holm per metric),
-    the most faithful method where the comparisons single one out, and agreement per layer."""
-    methods = [*METHODS, "random"]
+    the most faithful method where the comparisons single one out, and agreement per layer.
+    ``methods``: the rows' methods, ``random`` last (default: every fill-mask method)."""
+    methods = [*METHODS, "random"] if methods is None else list(methods)
     by = {(r["case"], r["method"]): r for r in rows.curves}
     cases = sorted({r["case"] for r in rows.curves})
     groups = [by[(c, methods[0])]["sent_id"] for c in cases]

@@ -19,6 +19,17 @@ writes ``faithfulness_cases.csv`` (per case × method: AOPCs and curves),
 ``ig_cases.csv`` (IG's completeness gap per case), ``faithfulness.json`` (settings, means
 with intervals, the comparison tables, the most faithful method where the comparisons single
 one out, agreement per layer) and ``faithfulness.html``.
+
+A probe's label instead of a fill-mask guess (``--probe TASK``: a linear probe saved with the
+model's results, e.g. ``pos``; ``--word``: the word, ``--layer``: default the layer whose
+probe is most accurate on UD-EWT dev; ``--label``: default the probe's prediction):
+
+    python -m probing attribute "They book a flight ." --probe pos --word 1 --out DIR
+
+writes ``probe_attribution.csv`` / ``.json`` / ``.html``; with ``--study N`` the probe study
+of :mod:`probing.attribution.probe_study` (N UD-EWT test words, the layer chosen on dev)
+writes ``probe_faithfulness_cases.csv``, ``probe_ig_cases.csv``,
+``probe_faithfulness.json`` and ``probe_faithfulness.html``.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 DEFAULT_MODEL = "minilm-l6-mlm"
+PROBE_MODEL = "minilm-l6"  # the model whose probes are saved with the committed results
 METHOD_NAMES = (
     "integrated_gradients",
     "gradient_x_input",
@@ -47,7 +59,11 @@ METHOD_NAMES = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", nargs="?", help='a sentence with one [MASK], e.g. "Paris is [MASK]."')
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"masked LM (default {DEFAULT_MODEL})")
+    p.add_argument(
+        "--model",
+        default=None,
+        help=f"masked LM (default {DEFAULT_MODEL}; with --probe: {PROBE_MODEL})",
+    )
     p.add_argument("--target", default=None, help="the piece explained (default: top guess)")
     p.add_argument(
         "--method",
@@ -80,6 +96,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="what the study explains: the model's top guess (default) or the masked word",
     )
     p.add_argument(
+        "--probe",
+        default=None,
+        metavar="TASK",
+        help="explain a saved linear probe's label (pos, xpos, supersense …) instead of a "
+        "fill-mask guess",
+    )
+    p.add_argument(
+        "--word",
+        type=converter(Bound(0, 10_000, int)),
+        default=None,
+        help="with --probe: the index of the probed word in the sentence",
+    )
+    p.add_argument(
+        "--layer",
+        type=converter(Bound(0, 100, int)),
+        default=None,
+        help="with --probe: the probe's layer (default: the most accurate on UD-EWT dev)",
+    )
+    p.add_argument(
+        "--label", default=None, help="with --probe: the label explained (default: prediction)"
+    )
+    p.add_argument(
+        "--n-dev",
+        type=converter(Bound(10, 5000, int)),
+        default=200,
+        help="with --probe: UD-EWT dev sentences the default layer is chosen on (default 200)",
+    )
+    p.add_argument(
         "--n-random",
         type=converter(Bound(1, 100, int)),
         default=10,
@@ -104,7 +148,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def output_files(args: argparse.Namespace) -> list[Path]:
     """Every file the run writes (the shipped-file guard checks these)."""
-    if args.study:
+    if args.probe:
+        names = (
+            ["probe_faithfulness_cases.csv", "probe_ig_cases.csv"]
+            + ["probe_faithfulness.json", "probe_faithfulness.html"]
+            if args.study
+            else ["probe_attribution.csv", "probe_attribution.json", "probe_attribution.html"]
+        )
+    elif args.study:
         names = ["faithfulness_cases.csv", "agreement_cases.csv", "ig_cases.csv"]
         names += ["faithfulness.json", "faithfulness.html"]
     else:
@@ -117,10 +168,19 @@ def run(args: argparse.Namespace) -> int:
     from probing.errors import InvalidArgumentError
 
     if (args.text is None) == (args.study is None):
-        raise InvalidArgumentError("Give either a sentence with one [MASK] or --study N.")
+        what = "a sentence and --word" if args.probe else "a sentence with one [MASK]"
+        raise InvalidArgumentError(f"Give either {what} or --study N.")
+    if args.probe and args.study is None and args.word is None:
+        raise InvalidArgumentError("--probe on a sentence needs --word: the probed word's index.")
+    args.model = args.model or (PROBE_MODEL if args.probe else DEFAULT_MODEL)
     files = output_files(args)
     refuse_shipped(files, args.overwrite)
     writable_folder(args.out)
+    if args.probe:
+        from probing.cli import attribute_probe
+
+        run_probe = attribute_probe.study if args.study else attribute_probe.sentence
+        return run_probe(args, files)
     return _study(args, files) if args.study else _sentence(args, files)
 
 

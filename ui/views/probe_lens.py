@@ -16,6 +16,7 @@ from probing.analyses.probe_lens import LENS_TASKS, LensResult, apply_lens, save
 from probing.figures.probe_lens import label_grid, tree_arcs
 from ui.common import data_key, friendly_errors, get_encoder, model_picker, page_header
 from ui.state import one_of, persist
+from ui.views.probe_attribution import attribution_section
 
 RESULTS_DIR = config.results_dir()
 DEFAULT_TEXT = "The old man the boats that the children sailed."
@@ -132,6 +133,7 @@ def render() -> None:
         st.stop()
     _labels_part(result, gold is not None, probes)
     _trees_part(result)
+    attribution_section(encoder, name, result.words, probes)
     if result.missing:
         st.caption(_probes_note(name, probes, result.missing))
 
