@@ -124,3 +124,114 @@ def cka_compare(
         CkaParams(n_words=n_words, n_boot=n_boot),
         None if progress is None else (lambda stage, done, total: progress(done, total)),
     )
+
+
+def layer_report(
+    model: str,
+    budget_s: float,
+    out: str,
+    names: Sequence[str],
+    progress: Callable[[float, str], None] | None = None,
+) -> dict[str, Any]:
+    """The Report page's run: ``python -m probing report`` for ``model`` into ``out`` (a
+    folder of the cache; a re-run with the same model and budget resumes from its finished
+    parts). Returns the report's record (``report.json``)."""
+    from pathlib import Path
+
+    from probing.report.run import run_report
+
+    encoder = _encoder(model)
+    return run_report(
+        model, encoder, Path(out), budget_s, tuple(names), log=None, progress=progress
+    )
+
+
+def report_plan(model: str, budget_s: float, out: str, names: Sequence[str]) -> dict[str, Any]:
+    """The plan a report of ``model`` within ``budget_s`` would run (calibrating the model,
+    unless ``out`` holds a plan made for the same request): ``Plan.to_dict()`` and whether
+    the plan was reused. The plan is kept in ``out`` so that the run is the one shown."""
+    from pathlib import Path
+
+    from probing.io import atomic_write_json
+    from probing.report.run import PLAN_FILE, prepare
+
+    folder = Path(out)
+    prepared = prepare(model, _encoder(model), folder, budget_s, tuple(names))
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"request": prepared.request, "plan": prepared.plan.to_dict()}
+    atomic_write_json(folder / PLAN_FILE, record)
+    return {**prepared.plan.to_dict(), "reused": prepared.reused}
+
+
+def alterrep_layer(
+    model: str,
+    layer: int,
+    where: str,
+    max_fit_cases: int,
+    max_eval_cases: int,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Any:
+    """The Interventions page's on-request AlterRep at one layer (the registry's ``alterrep``)."""
+    from probing.analyses.params import AlterRepParams
+    from probing.analyses.registry import get
+
+    params = AlterRepParams(
+        layers=str(layer),
+        where=where,
+        max_fit_cases=max_fit_cases,
+        max_eval_cases=max_eval_cases,
+        n_boot=300,
+    )
+    return get("alterrep").run([_encoder(model)], params, progress)
+
+
+def neuron_units(
+    model: str,
+    task: str,
+    layer: int,
+    ks: Sequence[int],
+    sizes: tuple[int, int, int],
+    n_random: int,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict:
+    """The Interventions page's on-request "units that matter" run at one layer;
+    ``sizes``: train, test and held-out sentences
+    (:func:`probing.interventions.neurons_run.run_units`)."""
+    from probing.interventions.neurons_run import run_units
+
+    train, test, heldout = sizes
+    return run_units(
+        _encoder(model),
+        task,
+        layer,
+        ks,
+        train_sentences=train,
+        test_sentences=test,
+        heldout_sentences=heldout,
+        n_random=n_random,
+        n_boot=300,
+        say=progress,
+    )
+
+
+def alterrep_sentence(
+    model: str,
+    layer: int,
+    where: str,
+    max_fit_cases: int,
+    text: str,
+    subject: str,
+    forms: tuple[str, str],
+) -> dict[str, float]:
+    """The user's sentence before and after AlterRep's push at ``layer`` (the eraser fitted
+    on ``max_fit_cases`` UD-EWT train cases)."""
+    from probing.interventions.alterrep import (
+        fit_number_eraser,
+        sentence_before_after,
+        sentence_case,
+    )
+
+    case = sentence_case(text, subject, forms)  # a typo is reported before any fitting
+    encoder = _encoder(model)
+    eraser = fit_number_eraser(encoder, layer, max_fit_cases)
+    return sentence_before_after(encoder, case, layer, eraser, where=where)

@@ -14,7 +14,9 @@ from ``h'`` (a call-local hook on the model surface) and the masked verb's agree
 held-out cases (UD-EWT dev/test). Reported per layer: how often the model's choice flips, for
 the counterfactual push and for a push of the same length along a random direction (a fresh
 unit direction per case, seeded), and their paired difference, with sentence-bootstrap
-intervals.
+intervals; the comparison engine's table (:mod:`probing.probes.compare`) holds the paired
+difference per layer with its p and Holm's correction over the layers, and
+:func:`flip_findings` writes the sentences from it.
 
 Where this differs from Ravfogel et al.: they use INLP's rowspace and push with a fixed α
 along each of its directions, on BERT's relative-clause agreement; here LEACE's one direction
@@ -45,6 +47,14 @@ from probing.interventions.hooks import (
     require_mlm,
 )
 from probing.interventions.stats import PairedBootstrap, est_fields
+from probing.probes.compare import (
+    Difference,
+    Engine,
+    Replicates,
+    SentenceCounts,
+    table_dict,
+    with_holm,
+)
 
 if TYPE_CHECKING:
     from probing.encoders.bert import TransformersMaskedLM
@@ -191,6 +201,9 @@ def run_alterrep(
         )
     clean = pushed_margins(encoder, eval_located, 0, None)
     boot = PairedBootstrap(eval_located.groups, n_boot=spec.n_boot, seed=spec.seed)
+    engine = Engine(n_boot=spec.n_boot, seed=spec.seed)
+    _, sentence = np.unique(np.asarray(eval_located.groups), return_inverse=True)
+    diffs = []
     rows = []
     for i, layer in enumerate(layers):
         report("layers", i, len(layers))
@@ -207,6 +220,12 @@ def run_alterrep(
         )
         flip_cf = (np.sign(cf) != np.sign(clean)).astype(float)
         flip_rnd = (np.sign(rnd) != np.sign(clean)).astype(float)
+        diffs.append(
+            engine.compare(
+                _flip_replicates(engine, f"counterfactual L{layer}", flip_cf, sentence),
+                _flip_replicates(engine, f"random L{layer}", flip_rnd, sentence),
+            )
+        )
         rows.append(
             {
                 "layer": layer,
@@ -221,7 +240,50 @@ def run_alterrep(
             }
         )
     report("layers", len(layers), len(layers))
-    return {"spec": asdict(spec), "rows": rows}
+    table = table_dict(
+        with_holm(diffs),
+        "share of held-out cases whose agreement choice flips",
+        "counterfactual push − random push of the same length, per layer (paired over the "
+        "same cases); Holm over the layers",
+    )
+    return {"spec": asdict(spec), "rows": rows, "comparisons": table}
+
+
+def _flip_replicates(
+    engine: Engine, name: str, flipped: np.ndarray, sentence: np.ndarray
+) -> Replicates:
+    """The flip rate as an engine score: per sentence (not flipped, flipped) counts."""
+    counts = SentenceCounts.from_predictions(
+        "accuracy", np.ones(len(flipped), bool), [flipped > 0], sentence, int(sentence.max()) + 1
+    )
+    return engine.replicates(name, counts, "alterrep: held-out cases")
+
+
+def flip_findings(result: dict) -> list[str]:
+    """Per layer, a sentence written from the run's stored comparison table (the engine's
+    call: Holm over the layers); empty for a run stored without one."""
+    table = result.get("comparisons")
+    if not table:
+        return []
+    lines = []
+    for r in table["rows"]:
+        d = Difference.from_dict(r)
+        layer = d.a.rsplit("L", 1)[-1]
+        verdict = (
+            ("the counterfactual push flips more choices than the random one")
+            if d.called and d.value > 0
+            else ("the random push flips more choices" if d.called else "not distinguishable")
+        )
+        p = (
+            "n/a"
+            if not np.isfinite(d.p_holm)
+            else (f"{d.p_holm:.3f}" if d.p_holm >= 0.001 else f"{d.p_holm:.0e}")
+        )
+        lines.append(
+            f"Layer {layer}: {verdict} (difference {d.value * 100:+.1f} points "
+            f"[{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}], p_Holm {p})."
+        )
+    return lines
 
 
 def _even(cases: list[AgreementCase], k: int) -> list[AgreementCase]:
@@ -261,3 +323,73 @@ def run(encoders: Sequence, params: AlterRepParams, progress: Progress) -> dict:
         seed=params.seed,
     )
     return run_alterrep(encoder, spec, progress)
+
+
+def sentence_case(text: str, subject: str, forms: tuple[str, str]) -> AgreementCase:
+    """A typed sentence with ``[MASK]`` at the verb as a case: ``subject`` is the last
+    occurrence of that word before the mask; ``forms`` = (singular, plural), the margin
+    read as logit(singular) − logit(plural).
+
+    Raises:
+        InvalidArgumentError: no single ``[MASK]``, the subject not before it, or empty or
+            equal forms.
+    """
+    from probing.encoders.base import split_words
+
+    slot = "MASKTOKEN"  # one word for the tokeniser-free split (patching.MASK_WORD)
+    words = split_words(text.replace("[MASK]", f" {slot} ").replace("[mask]", f" {slot} "))
+    if words.count(slot) != 1:
+        raise InvalidArgumentError("Put one [MASK] where the verb goes.")
+    verb = words.index(slot)
+    sg, pl = (f.strip() for f in forms)
+    if not sg or not pl or sg == pl or len(sg.split()) > 1 or len(pl.split()) > 1:
+        raise InvalidArgumentError("Give two different one-word verb forms (e.g. is / are).")
+    before = [i for i, w in enumerate(words[:verb]) if w.lower() == subject.strip().lower()]
+    if not before:
+        raise InvalidArgumentError(
+            f"The subject {subject.strip()!r} is not a word before [MASK]; words there: "
+            f"{', '.join(words[:verb]) or 'none'}."
+        )
+    words[verb] = sg  # masked by prepare(); it must be one piece, as the forms
+    s = before[-1]
+    return AgreementCase(tuple(words), verb, s, "Sing", sg, pl, 0, verb - s, "typed", "typed")
+
+
+def sentence_before_after(
+    encoder: TransformersMaskedLM,
+    case: AgreementCase,
+    layer: int,
+    eraser: Eraser,
+    alpha: float = 1.0,
+    where: str = "subject",
+    seed: int = 0,
+) -> dict[str, float]:
+    """The typed case's margin logit(singular) − logit(plural) with no push, the
+    counterfactual push and the random push of the same length at ``layer``.
+
+    Raises:
+        InvalidArgumentError: a verb form or the masked word that is not one piece.
+    """
+    located = locate(encoder, [case])
+    if not located.numbers.size:
+        raise InvalidArgumentError(
+            f"{encoder.info.name} cannot score this sentence: both verb forms must be single "
+            "vocabulary pieces and the sentence at most 128 pieces."
+        )
+    clean = pushed_margins(encoder, located, 0, None)
+    cf = pushed_margins(encoder, located, layer, lambda h, b: push(h, eraser, alpha), where)
+    rnd = pushed_margins(
+        encoder, located, layer, lambda h, b: random_push(h, eraser, alpha, seed), where
+    )
+    return {"clean": float(clean[0]), "counterfactual": float(cf[0]), "random": float(rnd[0])}
+
+
+def fit_number_eraser(
+    encoder: TransformersMaskedLM, layer: int, max_fit_cases: int = 1500
+) -> Eraser:
+    """LEACE on subject number at ``layer`` from up to ``max_fit_cases`` UD-EWT train cases
+    (what :func:`run_alterrep` fits per layer)."""
+    require_mlm(encoder, "AlterRep")
+    check_layer(layer, int(encoder.info.n_contextual_layers))
+    fit = locate(encoder, _even(ud_cases(("train",)), max_fit_cases))
+    return fit_leace(subject_vectors(encoder, fit, layer), fit.numbers)

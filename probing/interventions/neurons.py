@@ -22,6 +22,7 @@ are recomputed by the model (:func:`probing.interventions.hooks.replaced_hidden`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +32,7 @@ from probing.errors import RankTooLargeError
 if TYPE_CHECKING:
     from probing.encoders.bert import TransformersMaskedLM
     from probing.interventions.hooks import HiddenFn
+    from probing.interventions.masked_words import WordScores
 
 
 def check_k(k: int, dim: int) -> int:
@@ -102,6 +104,21 @@ def elastic_net_ranking(
     return probe.coef_, weight_mass_ordering(probe.coef_, stride)
 
 
+def probe_predictions(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    neurons: Sequence[int],
+) -> np.ndarray:
+    """Test predictions (n_test,) of a logistic probe trained on the ``neurons`` columns only."""
+    from sklearn.linear_model import LogisticRegression
+
+    cols = np.asarray(neurons, dtype=int)
+    probe = LogisticRegression(max_iter=500)
+    probe.fit(X_train[:, cols], y_train)
+    return probe.predict(X_test[:, cols])
+
+
 def probe_accuracy(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -110,50 +127,60 @@ def probe_accuracy(
     neurons: Sequence[int],
 ) -> float:
     """Test accuracy of a logistic probe trained on the ``neurons`` columns only."""
-    from sklearn.linear_model import LogisticRegression
+    return float((probe_predictions(X_train, y_train, X_test, neurons) == y_test).mean())
 
-    cols = np.asarray(neurons, dtype=int)
-    probe = LogisticRegression(max_iter=500)
-    probe.fit(X_train[:, cols], y_train)
-    return float((probe.predict(X_test[:, cols]) == y_test).mean())
+
+def random_sets(dim: int, ks: Sequence[int], n_random: int, seed: int = 0) -> dict[int, np.ndarray]:
+    """Per k, ``n_random`` seeded draws of k distinct neurons out of ``dim``: (n_random, k).
+    One set of draws serves every ranking (their comparisons share the control).
+
+    Raises:
+        RankTooLargeError: a k above ``dim``.
+    """
+    rng = np.random.default_rng(seed)
+    return {
+        check_k(k, dim): np.stack([rng.choice(dim, k, replace=False) for _ in range(n_random)])
+        for k in ks
+    }
+
+
+@dataclass(frozen=True)
+class KSetPredictions:
+    """One k's probe predictions on the test words: ``top`` per ranking (n_test,), and
+    ``random`` per random draw (n_random, n_test)."""
+
+    k: int
+    top: dict[str, np.ndarray]
+    random: np.ndarray
 
 
 def top_vs_random(
     X_train: np.ndarray,
     y_train: np.ndarray,
     X_test: np.ndarray,
-    y_test: np.ndarray,
-    order: Sequence[int],
+    orders: dict[str, Sequence[int]],
     ks: Sequence[int],
-    n_random: int = 5,
+    n_random: int = 20,
     seed: int = 0,
-) -> list[dict]:
-    """Per k: accuracy of the probe on the top-k neurons of ``order``, and on ``n_random``
-    random draws of k neurons (their mean, min and max).
+) -> list[KSetPredictions]:
+    """Per k: predictions of the probe on the top-k neurons of each ranking in ``orders``
+    and on each of ``n_random`` random draws of k neurons (the same draws for every
+    ranking), for a paired comparison per test item
+    (:mod:`probing.interventions.neurons_compare`).
 
     Raises:
-        RankTooLargeError: a k above the layer's dimension.
+        RankTooLargeError: a k above the layer's dimension (before any fit).
     """
-    dim = X_train.shape[1]
-    rng = np.random.default_rng(seed)
-    rows = []
-    for k in ks:
-        k = check_k(k, dim)
-        top = probe_accuracy(X_train, y_train, X_test, y_test, order[:k])
-        rand = [
-            probe_accuracy(X_train, y_train, X_test, y_test, rng.choice(dim, k, replace=False))
-            for _ in range(n_random)
-        ]
-        rows.append(
-            {
-                "k": k,
-                "top_accuracy": top,
-                "random_accuracy": float(np.mean(rand)),
-                "random_min": float(np.min(rand)),
-                "random_max": float(np.max(rand)),
-            }
-        )
-    return rows
+    draws = random_sets(X_train.shape[1], ks, n_random, seed)
+    out = []
+    for k, sets in draws.items():
+        top = {
+            name: probe_predictions(X_train, y_train, X_test, np.asarray(order)[:k])
+            for name, order in orders.items()
+        }
+        rand = np.stack([probe_predictions(X_train, y_train, X_test, s) for s in sets])
+        out.append(KSetPredictions(k, top, rand))
+    return out
 
 
 def mean_ablation(neurons: Sequence[int], means: np.ndarray) -> HiddenFn:
@@ -172,6 +199,31 @@ def mean_ablation(neurons: Sequence[int], means: np.ndarray) -> HiddenFn:
     return fn
 
 
+def ablation_word_scores(
+    encoder: TransformersMaskedLM,
+    sentences: Sequence[Sequence[str]],
+    layer: int,
+    neuron_sets: dict[str, Sequence[int]],
+    means: np.ndarray,
+) -> dict[str, WordScores]:
+    """Per held-out masked word, the masked-LM loss (nats) and its sentence, with each named
+    set of neurons of hidden state ``layer`` mean-ablated (``"none"``: the clean pass).
+    Full forward passes with a call-local hook: an empty set is the clean pass bit for bit."""
+    from probing.interventions.hooks import model_parts, replaced_hidden
+    from probing.interventions.masked_words import masked_batches, score_masked
+
+    parts = model_parts(encoder)
+    check_k(max((len(v) for v in neuron_sets.values()), default=1), means.shape[0])
+    batches = masked_batches(encoder, sentences)
+    out = {"none": score_masked(encoder, batches)}
+    for name, neurons in neuron_sets.items():
+        fn = mean_ablation(neurons, means)
+        out[name] = score_masked(
+            encoder, batches, lambda _b, fn=fn: replaced_hidden(parts, layer, fn)
+        )
+    return out
+
+
 def ablation_mlm_loss(
     encoder: TransformersMaskedLM,
     sentences: Sequence[Sequence[str]],
@@ -181,16 +233,5 @@ def ablation_mlm_loss(
 ) -> dict[str, float]:
     """Mean masked-LM loss (nats) on held-out ``sentences`` with each named set of
     neurons of hidden state ``layer`` mean-ablated (``"none"``: the clean loss)."""
-    from probing.interventions.hooks import model_parts, replaced_hidden
-    from probing.interventions.masked_words import masked_batches, score_masked
-
-    parts = model_parts(encoder)
-    check_k(max((len(v) for v in neuron_sets.values()), default=1), means.shape[0])
-    batches = masked_batches(encoder, sentences)
-    out = {"none": score_masked(encoder, batches).mean_loss}
-    for name, neurons in neuron_sets.items():
-        fn = mean_ablation(neurons, means)
-        out[name] = score_masked(
-            encoder, batches, lambda _b, fn=fn: replaced_hidden(parts, layer, fn)
-        ).mean_loss
-    return out
+    scores = ablation_word_scores(encoder, sentences, layer, neuron_sets, means)
+    return {name: s.mean_loss for name, s in scores.items()}

@@ -78,3 +78,24 @@ def test_the_cli_refuses_a_model_without_a_masked_lm_head(tmp_path, capsys):
     assert code == 2
     assert "masked" in capsys.readouterr().err.lower()
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_a_typed_sentence_before_and_after_the_push(setup):
+    """The user's sentence: no push (α = -1) gives the clean margin bit for bit; the
+    counterfactual push at layer 3 moves the margin towards the singular form (the subject
+    "keys" is plural), and a typo in the subject is refused by name."""
+    from probing.errors import InvalidArgumentError
+    from probing.interventions.alterrep import sentence_before_after, sentence_case
+
+    encoder, _, _, eraser = setup
+    case = sentence_case("The keys to the cabinet [MASK] on the table.", "keys", ("is", "are"))
+    assert case.words[case.subject] == "keys" and case.verb == 5
+    none = sentence_before_after(encoder, case, 3, eraser, alpha=-1.0)
+    assert none["counterfactual"] == none["clean"] == none["random"]
+    out = sentence_before_after(encoder, case, 3, eraser)
+    assert out["clean"] == none["clean"] and out["clean"] < 0  # prefers "are"
+    assert out["counterfactual"] > out["clean"]
+    with pytest.raises(InvalidArgumentError, match="'cats' is not a word before"):
+        sentence_case("The keys [MASK] here.", "cats", ("is", "are"))
+    with pytest.raises(InvalidArgumentError, match="one \\[MASK\\]"):
+        sentence_case("The keys are here.", "keys", ("is", "are"))

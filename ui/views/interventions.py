@@ -23,6 +23,7 @@ from probing.figures.interventions import (
     recovery_figure,
 )
 from probing.interventions.erasure_summary import has_heldout, summary_sentences
+from probing.probes.tasks import get_task, task_names
 from ui import background, tasks
 from ui.common import (
     friendly_errors,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
     from probing.interventions.sentence import Guesses, SentenceEraser
 
 RESULTS = config.results_dir() / "interventions"
-TASKS = {"pos": "ud-ewt", "deprel": "ud-ewt", "supersense": "semcor"}
+# The erasable tasks (the task record's), each on its default data set, as sweeps are named.
+TASKS = {t: get_task(t).default_dataset for t in task_names(erasable=True)}
 SENTENCE = "The keys to the old cabinet [MASK] on the table."
 # Both embedded LMs agree on both sentences (margins > 0), so the default map is a fraction;
 # the attractor ("tables" / "table") differs too, which marks it (TypedPair.suggested_attractor).
@@ -110,8 +112,15 @@ def render() -> None:
     name = SAME_WEIGHTS.get(names[0], names[0])
     if name != names[0]:
         st.caption(f"{names[0]} has no MLM head; showing {name}, the same encoder with one.")
-    erase_tab, agree_tab, heads_tab, pairs_tab = st.tabs(
-        ["Erasure (amnesic probing)", "Agreement & patching", "Heads", "Minimal pairs"]
+    erase_tab, agree_tab, heads_tab, pairs_tab, alterrep_tab, neurons_tab = st.tabs(
+        [
+            "Erasure (amnesic probing)",
+            "Agreement & patching",
+            "Heads",
+            "Minimal pairs",
+            "AlterRep",
+            "Neurons",
+        ]
     )
     with erase_tab:
         sweeps(name)
@@ -124,6 +133,14 @@ def render() -> None:
         from ui.views import minimal_pairs
 
         minimal_pairs.render(name)
+    with alterrep_tab:
+        from ui.views import alterrep
+
+        alterrep.render(name)
+    with neurons_tab:
+        from ui.views import neurons
+
+        neurons.render(name)
 
 
 def sweeps(name: str) -> None:
@@ -428,16 +445,16 @@ def _patch_forward_lm(
     encoder: ElmoEncoder, a: str, b: str, sg: str, pl: str, attractor: int | None = None
 ) -> None:
     """The user's pair with an ELMo's forward LM: the words before [MASK] are the context."""
-    from probing.interventions import bilm
-    from probing.interventions.patching import user_pair
+    from probing.interventions import agreement as ag
+    from probing.interventions.patching import make_batches, patch_pairs, user_pair
 
     pairs = user_pair(a, b, (sg, pl), attractor)
-    batches = bilm.lm_pair_batches(encoder, pairs)
+    batches = make_batches(encoder, pairs)  # left contexts: the forward LM's setting
     if not batches:
         st.warning("Both verb forms must be words in the LM's vocabulary (vocab.txt).")
         return
     cases = [pairs[0][0], pairs[0][1]]
-    margin = bilm.forward_margins(encoder, cases, [0, 1])
+    margin = ag.margins(encoder, ag.prepare(encoder, cases))
     for case, m in zip(cases, margin, strict=True):
         verdict = "agrees" if m > 0 else "does not agree"
         st.write(
@@ -445,7 +462,7 @@ def _patch_forward_lm(
             f"**{md_text(case.correct if m > 0 else case.wrong)}** ({verdict}; log-probability "
             f"margin {m:+.2f}; left context only)."
         )
-    out = bilm.patch_pairs_lm(encoder, batches, n_boot=200)
+    out = patch_pairs(encoder, batches, n_boot=200)
     _pair_map(
         out,
         cases,
