@@ -76,4 +76,10 @@ PAGES: tuple[AppPage, ...] = (
         "Layer Similarity",
         "how alike layers are, within a model and across two (linear CKA).",
     ),
+    AppPage(
+        "pages/10_Report.py",
+        "Report",
+        "one page of what each layer of a model knows, sized to a time budget: plan it, run "
+        "it in the background, read or download it.",
+    ),
 )

@@ -3,8 +3,10 @@
     python -m probing report --model minilm-l6 --budget 10m --out /tmp/report-minilm
 
 plans the parts the model can do (linear probes on every layer for UPOS, dependency
-relations, supersenses and the structural probe's tree distance; CKA between layers;
-contextuality; attention head statistics where the model has attention), sizes each to fit
+relations, supersenses and the structural probe's tree distance; word senses by 1-NN to
+SemCor sense centroids; CKA between layers; contextuality; attention head statistics where
+the model has attention; where it has a masked-LM head, fill-mask cloze accuracy per layer
+and the tuned lens; with any LM head, subject-verb agreement), sizes each to fit
 the budget (30 s to 24 h: ``90s``, ``10m``, ``1h``, ``1h30m``) and writes, in OUT:
 
 - ``report.html``: one self-contained page (opens offline);
@@ -26,17 +28,10 @@ import sys
 import time
 from pathlib import Path
 
+from probing.report.plan import PARTS
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
 
-PART_NAMES = (
-    "pos",
-    "deprel",
-    "supersense",
-    "dep-distance",
-    "cka",
-    "contextuality",
-    "attention-stats",
-)
+PART_NAMES = PARTS  # in the report's order
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -71,7 +71,8 @@ def claims_section(report: dict[str, Any]) -> str:
     note = (
         f"<p class='note'>No comparative sentence is made for: {_e('; '.join(unclaimed))} "
         "(their figures show values with intervals; the comparison engine writes sentences "
-        "for the probes' paired layer comparisons only).</p>"
+        "for paired layer comparisons only: the probes', cloze accuracy's and the tuned "
+        "lens's).</p>"
         if unclaimed
         else ""
     )

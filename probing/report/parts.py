@@ -1,8 +1,9 @@
 """Each report part: how it runs, its stored form (``OUT/parts/<part>.json`` + ``.csv``), its
 figure, the claims it gives the summary, its method and what its intervals do not support.
 
-Probe parts go through :func:`probing.probes.run.probe_layers`; the analyses through the
-registry (:mod:`probing.analyses.registry`). The stored form is what the HTML page is made
+Probe parts (WSD among them) go through :func:`probing.probes.run.probe_layers`; the analyses
+through the registry (:mod:`probing.analyses.registry`); a language-model head's parts
+(cloze, tuned lens, agreement) through :mod:`probing.report.lm_parts`. The stored form is what the HTML page is made
 from, so a resumed report and a fresh one render the same way.
 """
 
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from probing.report.plan import PROBE_TASKS
+from probing.report import lm_parts
+from probing.report.plan import LM_PARTS, PROBE_TASKS
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -28,10 +30,12 @@ TITLES = {
     "pos": "Universal POS tags (UD-EWT)",
     "deprel": "Dependency relations (UD-EWT, head–dependent pairs)",
     "supersense": "WordNet supersenses (SemCor)",
+    "wsd": "Word senses: 1-NN to SemCor sense centroids (WSD)",
     "dep-distance": "Structural probe: tree distance (UD-EWT)",
     "cka": "Linear CKA between layers",
     "contextuality": "Contextuality (Ethayarajh 2019)",
     "attention-stats": "Attention head statistics (Clark et al. 2019)",
+    **lm_parts.TITLES,
 }
 
 PROBE_METHOD = (
@@ -43,6 +47,15 @@ PROBE_METHOD = (
     "in pairs on the same test sentences (paired bootstrap, Holm over the table); the "
     "sentences in the summary are written from that table. Scalar mixes are left out of a "
     "report (their cost does not shrink with the sample)."
+)
+WSD_METHOD = (
+    "Word sense disambiguation as in Peters et al. (2018, §5.3) and Coenen et al. (2019): "
+    "each layer's vectors of a sense's occurrences in {train} SemCor training sentences are "
+    "averaged into a centroid; a test word takes the sense of its lemma whose centroid is "
+    "nearest (cosine); a lemma unseen in training takes its only WordNet sense, and is left "
+    "unanswered when it has several. Nothing is trained. Scored by F1 on {test} test "
+    "sentences with 95 % bootstrap intervals (test sentences resampled); layers are compared "
+    "in pairs on the same sentences (paired bootstrap, Holm over the table)."
 )
 STRUCTURAL_METHOD = (
     "Hewitt & Manning's (2019) structural probe: a linear map per layer trained so that "
@@ -76,6 +89,13 @@ LIMITS = {
         "paired comparison is not called, no claim is made; a probe's accuracy says what a "
         "linear map can read from a layer, not that the model uses it."
     ),
+    "wsd": (
+        "What the intervals do not support: a layer's F1 holds for this sample of SemCor; at "
+        "a reduced size many test lemmas have no training occurrence, and their items are "
+        "answered by the back-off (the same at every layer) or not at all, so layers differ "
+        "only on the lemmas seen; 1-NN measures how the layer's geometry separates senses, "
+        "not what a trained classifier or the model itself could do with them."
+    ),
     "cka": (
         "What the intervals do not support: a similarity between layers on these words, not "
         "that the layers compute the same thing; CKA values of different models or samples "
@@ -101,6 +121,8 @@ def run_part(
     name: str, encoder: Encoder, settings: dict[str, Any], progress: Progress
 ) -> tuple[dict[str, Any], str]:
     """Run part ``name``: (its JSON-ready result, its CSV text)."""
+    if name in LM_PARTS:
+        return lm_parts.run_part(name, encoder, settings, progress)
     if name in PROBE_TASKS:
         from probing.probes.run import probe_layers
         from probing.probes.settings import ProbeSettings
@@ -166,6 +188,8 @@ def probe_results(payload: dict[str, Any]) -> ProbeResults:
 
 def figure(name: str, payload: dict[str, Any]) -> go.Figure:
     """The part's figure, from its stored result."""
+    if name in LM_PARTS:
+        return lm_parts.figure(name, payload)
     if name in PROBE_TASKS:
         from probing.figures.probing import layer_curve
 
@@ -213,7 +237,10 @@ def _float_columns(table: pd.DataFrame) -> list[str]:
 
 def claims(name: str, payload: dict[str, Any]) -> list[str]:
     """The sentences the comparison engine wrote for this part (probe parts: the paired
-    layer comparisons, :func:`probing.probes.statements.table_sentence`); none otherwise."""
+    layer comparisons, :func:`probing.probes.statements.table_sentence`; the LM parts: their
+    own tables, :func:`probing.report.lm_parts.claims`); none otherwise."""
+    if name in LM_PARTS:
+        return lm_parts.claims(name, payload)
     if name not in PROBE_TASKS:
         return []
     from probing.probes.statements import table_sentence
@@ -225,9 +252,11 @@ def claims(name: str, payload: dict[str, Any]) -> list[str]:
 def method(name: str, settings: dict[str, Any], payload: dict[str, Any]) -> str:
     """One paragraph: what was run, with the counts the run used (a split smaller than the
     plan's cap gives all of its sentences)."""
+    if name in LM_PARTS:
+        return lm_parts.method(name, settings, payload)
     if name in PROBE_TASKS:
         meta = payload.get("meta") or {}
-        template = STRUCTURAL_METHOD if name == "dep-distance" else PROBE_METHOD
+        template = {"dep-distance": STRUCTURAL_METHOD, "wsd": WSD_METHOD}.get(name, PROBE_METHOD)
         return template.format(
             **{
                 split: meta.get(f"n_{split}_sentences", settings[f"max_{split}_sentences"])
@@ -244,4 +273,8 @@ def method(name: str, settings: dict[str, Any], payload: dict[str, Any]) -> str:
 
 def limits(name: str) -> str:
     """What the part's intervals do not support."""
-    return LIMITS["probe" if name in PROBE_TASKS else name]
+    if name in LM_PARTS:
+        return lm_parts.limits(name)
+    if name in LIMITS:
+        return LIMITS[name]
+    return LIMITS["probe"]

@@ -17,6 +17,12 @@ The probes of one data set share one size, so that their features are read and e
 and raises the group furthest down its ladder while the total fits :data:`HEADROOM` of the
 budget. While the report runs, parts that took longer than estimated shrink the parts still
 to run (:func:`probing.report.run.shrink_rest`).
+
+WSD (1-NN to SemCor sense centroids) is a probe of SemCor, sized with the supersense probe.
+The masked-LM parts (:data:`LM_PARTS`: cloze accuracy per layer, the tuned lens) are planned
+only for a model whose info says ``lm_kind == "masked"`` (:func:`lacks_lm_head` says why not
+otherwise); the tuned lens's size is its training sentences, with its fine-tuning steps and
+readout sentences on the same rung (:data:`LENS_STEPS`).
 """
 
 from __future__ import annotations
@@ -32,9 +38,12 @@ from probing.errors import InvalidArgumentError, ReportBudgetError
 if TYPE_CHECKING:
     from probing.encoders.base import Encoder
 
-PROBE_TASKS = ("pos", "deprel", "supersense", "dep-distance")
+PROBE_TASKS = ("pos", "deprel", "supersense", "wsd", "dep-distance")
 ANALYSIS_PARTS = ("cka", "contextuality", "attention-stats")
-PARTS = (*PROBE_TASKS, *ANALYSIS_PARTS)
+# A language-model head's parts (probing.report.lm_parts): cloze and the tuned lens need a
+# masked one; agreement also runs on ELMo's next-word LMs (Linzen et al.'s left context).
+LM_PARTS = ("cloze", "tuned-lens", "agreement")
+PARTS = (*PROBE_TASKS, *ANALYSIS_PARTS, *LM_PARTS)
 
 BUDGET_RANGE_S = (30, 24 * 3600)  # 30 s to 24 h
 HEADROOM = 0.8  # plan for 80 % of the budget: estimates are within ~x1.5, not exact
@@ -49,7 +58,13 @@ LADDERS: dict[str, tuple[int, ...]] = {
     "cka": (200, 400, 800, 1600, 2000),
     "contextuality": (60, 120, 250, 500),
     "attention-stats": (30, 60, 120, 200),
+    "cloze": (100, 200, 500, 1000, 2000),
+    "tuned-lens": (100, 200, 450, 900),  # training sentences (train-tuned-lens: 900)
+    "agreement": (100, 250, 500),  # UD-EWT dev cases (it has 499)
 }
+# The tuned lens's KL fine-tuning steps and readout sentences at each rung (its full size is
+# ``train-tuned-lens``'s defaults: 150 steps, 900 Brown sentences, 500 UD-EWT sentences).
+LENS_STEPS = {100: 30, 200: 60, 450: 100, 900: 150}
 WORDS_PER_SENTENCE = 12.5  # UD-EWT dev, for the sentences CKA's word count encodes
 
 
@@ -77,12 +92,24 @@ COMPUTE: dict[str, Compute] = {
     "cka": Compute(1.06, 0.0096),
     "contextuality": Compute(0.2, 0.0),
     "attention-stats": Compute(0.3, 0.0),
+    # bench/report_costs.py --parts wsd,cloze,tuned-lens (2026-12-05): WSD on minilm-l6 at
+    # 50 and 200; the LM parts on minilm-l6-mlm, cloze at 100 and 500 sentences (the head
+    # at every layer: per sentence), the tuned lens at 30 and 60 steps (per step; its
+    # readout's head products are in ``fixed``).
+    "wsd": Compute(0.13, 0.0106),
+    "cloze": Compute(1.21, 0.0267),
+    "tuned-lens": Compute(1.99, 0.737),
+    # agreement at 100 and 500 cases on minilm-l6-mlm: 5.47 + 0.0089 per case, less the
+    # reading of UD-EWT train and dev (16 MB, counted apart): 3.2 s
+    "agreement": Compute(2.27, 0.0089),
 }
 # Parsing a data set's files (CoNLL-U, SemCor XML), CPU seconds per MB (bench: UD-EWT 0.20,
 # SemCor 0.15). A probe reads its three splits whole (then samples); the first run on a
 # feature cache reads them twice (their sizes are counted and kept beside the cache).
 READ_S_PER_MB = 0.2
-ANALYSIS_SPLIT = {"cka": "dev", "contextuality": "dev", "attention-stats": "dev"}
+MASKED_LM_REASON = (
+    "{part} needs a masked-LM head; {name} has {what}, so no fill-mask or lens readout"
+)
 SPEED_REFERENCE_S = 0.057  # speed_probe()'s CPU seconds on one core of the reference machine
 
 
@@ -301,6 +328,21 @@ def part_settings(name: str, size: int, model: str) -> dict[str, Any]:
         return {"n_sentences": size, "split": "dev", "seed": 0}
     if name == "attention-stats":
         return {"n_sentences": size, "split": "dev"}
+    if name == "cloze":
+        return {"n_sentences": size, "split": "dev", "mask_rate": 0.15, "n_boot": 1000, "seed": 0}
+    if name == "agreement":
+        return {"n_cases": size, "split": "dev", "n_boot": 1000}
+    if name == "tuned-lens":
+        return {
+            "n_train": size,
+            "train_dataset": "brown",
+            "train_split": "dev",
+            "steps": LENS_STEPS[size],
+            "n_eval": min(500, max(50, size // 2)),
+            "eval_split": "dev",
+            "n_boot": 1000,
+            "seed": 0,
+        }
     raise InvalidArgumentError(f"No report part {name!r}; parts: {', '.join(PARTS)}.")
 
 
@@ -310,7 +352,34 @@ def encoded_sentences(name: str, settings: dict[str, Any]) -> float:
         return sum(settings[f"max_{s}_sentences"] for s in ("train", "dev", "test"))
     if name == "cka":
         return settings["n_words"] / WORDS_PER_SENTENCE
+    if name == "tuned-lens":
+        return float(settings["n_train"] + settings["n_eval"])
+    if name == "agreement":
+        return float(settings["n_cases"])
     return float(settings["n_sentences"])
+
+
+def eval_sentences(name: str, settings: dict[str, Any]) -> float:
+    """Sentences :data:`COMPUTE`'s ``per_eval`` multiplies (probes: dev and test; the tuned
+    lens: its readout, two lenses through the head per layer)."""
+    if name == "tuned-lens":
+        return float(settings["n_eval"])
+    return float(settings.get("max_dev_sentences", 0) + settings.get("max_test_sentences", 0))
+
+
+def part_data(name: str, settings: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """The (data set, split) pairs part ``name`` reads."""
+    if name in PROBE_TASKS:
+        return [(group_of(name), s) for s in ("train", "dev", "test")]
+    settings = settings or {}
+    if name == "tuned-lens":
+        return [
+            (settings.get("train_dataset", "brown"), settings.get("train_split", "dev")),
+            ("ud-ewt", settings.get("eval_split", "dev")),
+        ]
+    if name == "agreement":  # the verb forms come from the training split
+        return [("ud-ewt", "train"), ("ud-ewt", settings.get("split", "dev"))]
+    return [("ud-ewt", settings.get("split", "dev"))]
 
 
 def compute_units(name: str, settings: dict[str, Any]) -> float:
@@ -320,6 +389,10 @@ def compute_units(name: str, settings: dict[str, Any]) -> float:
         return float(settings["max_train_sentences"])
     if name == "cka":
         return (settings["n_words"] / 100) ** 2
+    if name == "tuned-lens":
+        return float(settings["steps"])
+    if name == "agreement":
+        return float(settings["n_cases"])
     return float(settings["n_sentences"])
 
 
@@ -358,7 +431,7 @@ def estimate(
     scale = max(0.05, (layers / REFERENCE_LAYERS) * (dim / REFERENCE_DIM))
     if name == "cka":
         scale = max(0.05, (layers / REFERENCE_LAYERS) ** 2)  # every pair of layers
-    evals = settings.get("max_dev_sentences", 0) + settings.get("max_test_sentences", 0)
+    evals = eval_sentences(name, settings)
     compute = c.fixed + (c.per_unit * compute_units(name, settings) + c.per_eval * evals) * scale
     seconds = compute * cal.speed
     if name in PROBE_TASKS and not reads:
@@ -374,8 +447,33 @@ def estimate(
         passes = 1 if sizes_known(dataset) else 2
         seconds += passes * READ_S_PER_MB * split_megabytes(dataset) * cal.speed
     else:
-        seconds += READ_S_PER_MB * split_megabytes("ud-ewt", (ANALYSIS_SPLIT[name],)) * cal.speed
+        megabytes = sum(split_megabytes(d, (s,)) for d, s in part_data(name, settings))
+        seconds += READ_S_PER_MB * megabytes * cal.speed
     return seconds
+
+
+def lacks_lm_head(name: str, encoder: Encoder) -> str:
+    """Why ``encoder`` cannot give LM part ``name`` (no masked-LM head, or one whose layers
+    cannot be read apart; agreement: no LM head at all); empty when it can."""
+    from probing.encoders.base import LensableMLM, MaskedLM
+
+    info = encoder.info
+    if name == "agreement":
+        if info.lm_kind == "masked" or info.lm_directions:
+            return ""
+        return (
+            f"agreement needs a language-model head (a masked one, or ELMo's next-word LMs); "
+            f"{info.name} has none in its checkpoint"
+        )
+    if info.lm_kind != "masked" or not isinstance(encoder, MaskedLM):
+        what = {
+            "bidirectional-lm": "a bidirectional next-word LM (ELMo), not a masked one",
+            "": "no language-model head in its checkpoint",
+        }.get(info.lm_kind, f"a {info.lm_kind} head")
+        return MASKED_LM_REASON.format(part=name, name=info.name, what=what)
+    if name == "tuned-lens" and not isinstance(encoder, LensableMLM):
+        return f"tuned-lens needs a masked-LM head whose layers can be read apart; {info.name} has none"
+    return ""
 
 
 def cannot_run(name: str, encoder: Encoder) -> str:
@@ -386,17 +484,30 @@ def cannot_run(name: str, encoder: Encoder) -> str:
         reason = get(name).is_compatible(encoder.info)
         if reason:
             return reason
+    if name in LM_PARTS:
+        reason = lacks_lm_head(name, encoder)
+        if reason:
+            return reason
     from probing.errors import ContextLensError
     from probing.features import dataset_files
 
-    dataset = group_of(name) if name in PROBE_TASKS else "ud-ewt"
-    try:
-        for split in ("train", "dev", "test"):
+    needed = part_data(name)
+    if name == "wsd":  # the back-off to a lemma's only sense reads WordNet
+        from probing.datasets.registry import dataset_path
+
+        try:
+            folder = dataset_path("wordnet")
+            if not (folder / "index.sense").is_file():
+                return f"it needs WordNet 3.0 (index.sense) in {folder}"
+        except (ContextLensError, OSError, KeyError) as exc:
+            return f"it needs WordNet 3.0, which cannot be read: {exc}"
+    for dataset, split in needed:
+        try:
             missing = [p for p in dataset_files(dataset, split) if not p.is_file()]
             if missing:
                 return f"its data set {dataset} is missing {missing[0]}"
-    except (ContextLensError, OSError, KeyError) as exc:
-        return f"its data set {dataset} cannot be read: {exc}"
+        except (ContextLensError, OSError, KeyError) as exc:
+            return f"its data set {dataset} cannot be read: {exc}"
     return ""
 
 

@@ -18,14 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from probing.errors import ReportBudgetError
+from probing.errors import ReportBudgetError, ResultFileError
 from probing.io import atomic_write_json, atomic_write_text
 from probing.report import identity, parts
 from probing.report.plan import (
     HEADROOM,
     LADDERS,
     PARTS,
-    PROBE_TASKS,
     REPORT_OVERHEAD_S,
     Calibration,
     Plan,
@@ -33,6 +32,7 @@ from probing.report.plan import (
     estimate,
     format_seconds,
     make_plan,
+    part_data,
     part_settings,
 )
 
@@ -83,14 +83,13 @@ def part_key(part: PlannedPart, model_id: dict[str, Any]) -> dict[str, Any]:
     it reads (each split's fingerprint, so that another data folder recomputes it)."""
     from probing.features import dataset_fingerprint
 
-    if part.name in PROBE_TASKS:
-        dataset, splits = _dataset(part.name), ("train", "dev", "test")
-    else:
-        dataset, splits = "ud-ewt", (part.settings.get("split", "dev"),)
     return {
         "settings": part.settings,
         "weights": model_id["weights_combined_sha256"],
-        "data": {f"{dataset}/{s}": dataset_fingerprint(dataset, s) for s in splits},
+        "data": {
+            f"{dataset}/{s}": dataset_fingerprint(dataset, s)
+            for dataset, s in part_data(part.name, part.settings)
+        },
     }
 
 
@@ -136,10 +135,12 @@ def run_report(
     prepared: Prepared | None = None,
     started: float | None = None,
     log: TextIO | None = sys.stderr,
+    progress: Callable[[float, str], None] | None = None,
 ) -> dict[str, Any]:
     """Plan (or reuse the plan), run every part not already done, write the page and
     ``report.json``; returns the report's record. ``started``: ``time.perf_counter()`` when
-    the command began (the total then counts loading and calibrating)."""
+    the command began (the total then counts loading and calibrating). ``progress``: called
+    with (fraction of the plan's estimated seconds done, what runs now), e.g. by the app."""
     from probing.report.html import write_page
 
     start = time.perf_counter() if started is None else started
@@ -161,6 +162,9 @@ def run_report(
             say(f"  {p.name}: size {p.size}{shrunk}, estimate {p.estimate_s:.0f} s")
     records: dict[str, dict[str, Any]] = {}
     runnable = plan.runnable
+    tell = progress or (lambda fraction, text: None)
+    whole = max(sum(p.estimate_s for p in runnable), 1e-9)
+    before = 0.0  # estimated seconds of the parts before this one
     spent = {"measured": 0.0, "estimated": 0.0}  # parts computed in this run
     for i, p in enumerate(runnable):
         path = out / PARTS_DIR / f"{p.name}.json"
@@ -169,18 +173,32 @@ def run_report(
         if stored is not None and stored.get("key") == key:
             say(f"{p.name}: done before ({stored['seconds']:.1f} s), kept")
             records[p.name] = stored
+            before += p.estimate_s
+            tell(before / whole, f"{p.name}: done before, kept")
             continue
         if stored is not None:
             say(f"{p.name}: stored with other settings; recomputing")
         say(f"{p.name}: running (estimate {p.estimate_s:.0f} s)")
 
-        def progress(stage: str, done: int, total: int, name: str = p.name) -> None:
+        share, head = p.estimate_s / whole, f"part {i + 1} of {len(runnable)}, {p.name}"
+        tell(before / whole, f"{head}: starting (estimate {p.estimate_s:.0f} s)")
+
+        def part_progress(
+            stage: str,
+            done: int,
+            total: int,
+            name: str = p.name,
+            at: float = before / whole,
+            share: float = share,
+            head: str = head,
+        ) -> None:
             if log:
                 end = "\n" if done >= total else ""
                 print(f"\r  {name}: {stage} {done}/{total}", end=end, file=log, flush=True)
+            tell(at + share * min(1.0, done / max(total, 1)), f"{head}: {stage} {done}/{total}")
 
         t = time.perf_counter()
-        payload, csv = parts.run_part(p.name, encoder, p.settings, progress)
+        payload, csv = parts.run_part(p.name, encoder, p.settings, part_progress)
         seconds = time.perf_counter() - t
         record = {
             "part": p.name,
@@ -197,12 +215,16 @@ def run_report(
         say(f"{p.name}: {seconds:.1f} s (estimate {p.estimate_s:.0f} s)")
         spent["measured"] += seconds
         spent["estimated"] += p.estimate_s
+        before += p.estimate_s
         left = budget_s - (time.perf_counter() - start)
         if shrink_rest(encoder, plan, runnable[i + 1 :], spent, left, say):
             atomic_write_json(
                 out / PLAN_FILE, {"request": prepared.request, "plan": plan.to_dict()}
             )
-    datasets = sorted({"ud-ewt"} | {_dataset(n) for n in records if n in PROBE_TASKS})
+    by_part = {p.name: p.settings for p in runnable}
+    datasets = sorted(
+        {"ud-ewt"} | {d for n in records for d, _ in part_data(n, by_part.get(n, {}))}
+    )
     report = {
         "model": model_id,
         "data": identity.data_identity(datasets),
@@ -216,6 +238,7 @@ def run_report(
         "claims": {n: parts.claims(n, r["result"]) for n, r in records.items()},
         "skipped": {p.name: p.skipped for p in plan.parts if p.skipped},
     }
+    tell(1.0, "writing the page")
     write_page(out / REPORT_HTML, report, records, plan)
     # This run's wall time (a resumed run: only what it did), loading and calibration included
     # when ``started`` was given.
@@ -275,7 +298,24 @@ def shrink_rest(
     return changed
 
 
-def _dataset(task: str) -> str:
-    from probing.probes.tasks import get_task
+def rebuild_page(folder: str | Path, page: str | Path | None = None) -> Path:
+    """Write a finished report's page again from its ``report.json`` and part records (the
+    page is not committed: it embeds plotly, ~5 MB; the records are). ``page``: where to
+    write it (default: the folder's ``report.html``).
 
-    return get_task(task).default_dataset
+    Raises:
+        ResultFileError: the folder lacks ``report.json`` or a part's record.
+    """
+    from probing.report.html import write_page
+
+    folder = Path(folder)
+    try:
+        report = json.loads((folder / REPORT_JSON).read_text(encoding="utf-8"))
+        plan = plan_from_dict(report["plan"])
+        records = {
+            name: json.loads((folder / PARTS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+            for name in report["timings"]
+        }
+    except (OSError, ValueError, KeyError) as exc:
+        raise ResultFileError(f"{folder} is not a finished report: {exc}") from exc
+    return write_page(Path(page) if page else folder / REPORT_HTML, report, records, plan)

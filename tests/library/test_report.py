@@ -104,7 +104,10 @@ def figure_data(page: str, section: str) -> list[dict]:
 def test_the_page_has_every_section_with_a_drawn_figure(report):
     record = json.loads((report / "report.json").read_text())
     page = (report / "report.html").read_text()
-    assert record["total_s_this_run"] < 60  # CI: under a minute on the tiny checkpoint
+    # CI: under a minute on the tiny checkpoint on an idle machine (a loaded one: in
+    # proportion to the slowdown the plan measured)
+    slowdown = max(1.0, record["plan"]["calibration"]["speed"])
+    assert record["total_s_this_run"] < 60 * slowdown, record["timings"]
     from plotly.offline import get_plotlyjs
 
     # plotly.js embedded once, nothing fetched: the page opens offline
@@ -239,9 +242,12 @@ def test_elmo_is_planned_without_attention_and_says_why():
     elmo = load_encoder("elmo-mini")
     plan = make_plan(elmo, 3600, calibration=Calibration(0.01, 0.01, 1.0, 0.0))
     skipped = {p.name: p.skipped for p in plan.parts if p.skipped}
-    assert set(skipped) == {"attention-stats"}
+    # no attention; its LM is a bidirectional next-word LM: no masked-LM parts, but
+    # agreement (its forward LM on the left context)
+    assert set(skipped) == {"attention-stats", "cloze", "tuned-lens"}
     assert skipped["attention-stats"] == get("attention-stats").is_compatible(elmo.info)
-    assert {p.name for p in plan.runnable} == set(PARTS) - {"attention-stats"}
+    expected = (set(PARTS) | {"wsd", "agreement"}) - {"attention-stats"}
+    assert {p.name for p in plan.runnable} == expected
 
 
 def test_a_part_made_from_other_data_is_not_reused(checkpoint, small_data, data_dir):
