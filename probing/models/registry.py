@@ -37,6 +37,7 @@ from probing.models.elmo_download import ELMO_MODELS, fetch_elmo
 from probing.models.embedded import (
     ELMO_MINI_DIR,
     MINILM_MLM_DELTA,
+    MPNET_MLM_DIR,
     minilm_dir,
     training_summary,
 )
@@ -96,6 +97,19 @@ def _load_parted(e: ModelEntry, device: str | None) -> Encoder:
     folder = fetch_parted(PARTED_MODELS[e.name])
     # mlm=True: whether a head is served is decided by the weights (head_or_encoder).
     return _load_transformers(str(folder), _info(e), device, mlm=True)
+
+
+def _load_mpnet_mlm(e: ModelEntry, device: str | None) -> Encoder:
+    """The fetched all-mpnet-base-v2 (hash-checked) with the head trained here
+    (see probing.models.mpnet_mlm)."""
+    from transformers import AutoTokenizer
+
+    from probing.encoders.bert import TransformersEncoder
+    from probing.models.mpnet_mlm import load_mpnet_mlm, mpnet_base_folder
+
+    model = load_mpnet_mlm(MPNET_MLM_DIR, device=device)
+    tokenizer = AutoTokenizer.from_pretrained(str(mpnet_base_folder()), local_files_only=True)
+    return TransformersEncoder(model, tokenizer, _info(e), device=device)
 
 
 def _load_elmo_download(e: ModelEntry, device: str | None) -> Encoder:
@@ -224,6 +238,25 @@ ENTRIES: dict[str, ModelEntry] = {
             embedded=False,
             how_to_get_real="Download it once with: python -m probing models fetch mpnet-base",
             loader=_load_parted,
+        ),
+        ModelEntry(
+            name="mpnet-base-mlm",
+            family="bert",
+            summary="all-mpnet-base-v2 + MLM head trained by ContextLens (fetched on request; "
+            "fill-mask, 12 layers)",
+            provenance=(
+                "The fetched all-mpnet-base-v2 encoder, frozen and SHA-256 checked, with an "
+                "MPNet masked-LM head (dense + GELU + LayerNorm, decoder tied to the input "
+                "embeddings) trained here by ContextLens on its last-layer states over offline "
+                "text (Brown, UD-EWT train, WordNet glosses). "
+                + _with_space(training_summary(MPNET_MLM_DIR))
+                + "It is not MPNet's original pre-training head. See models/mpnet-base-mlm/README.md."
+            ),
+            source="models/mpnet-base-mlm (head on top of the fetched mpnet-base)",
+            embedded=False,
+            has_mlm_head=True,
+            how_to_get_real="Download the encoder once with: python -m probing models fetch mpnet-base",
+            loader=_load_mpnet_mlm,
         ),
         ModelEntry(
             name="bert-base-uncased",
@@ -408,9 +441,14 @@ def parameter_bytes(encoder: Encoder) -> int:
     return total
 
 
+# Entries built on a fetched-on-request model: fetching them fetches that model.
+_FETCHED_BASE = {"mpnet-base-mlm": "mpnet-base"}
+
+
 def needs_fetch(name: str) -> bool:
-    """True for a fetched-on-request entry (mpnet-base) that is not in the cache yet."""
-    spec = PARTED_MODELS.get(name)
+    """True for a fetched-on-request entry (mpnet-base, and mpnet-base-mlm on top of it)
+    that is not in the cache yet."""
+    spec = PARTED_MODELS.get(_FETCHED_BASE.get(name, name))
     return spec is not None and not is_fetched(spec)
 
 
@@ -422,7 +460,7 @@ def fetch_model(name: str, stage: StageFn | None = None, pip_options: Sequence[s
         UnknownModelError: ``name`` is not fetched on request.
         ModelFetchError / ChecksumMismatchError: as ``fetch_parted``.
     """
-    spec = PARTED_MODELS.get(name)
+    spec = PARTED_MODELS.get(_FETCHED_BASE.get(name, name))
     if spec is None:
         raise UnknownModelError(
             f"{name!r} is not a model fetched on request; those are: {', '.join(PARTED_MODELS)}."

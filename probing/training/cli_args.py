@@ -1,6 +1,6 @@
-"""Options of ``train-elmo`` and ``train-mlm-head``, in a module without torch: the CLI
-builds a command's parser from here, so ``--help`` answers at once (it took 12 s while the
-training modules loaded torch first); :mod:`probing.cli.train` runs the training module (the
+"""Options of ``train-elmo``, ``train-mlm-head`` and ``train-pair-heads``, in a module
+without torch: the CLI builds a command's parser from here, so ``--help`` answers at once (it
+took 12 s while the training modules loaded torch first); :mod:`probing.cli.train` runs the training module (the
 training modules import their options from here, so this module imports none of them).
 """
 
@@ -147,12 +147,47 @@ def add_train_mlm_head_arguments(parser: argparse.ArgumentParser) -> None:
     add_overwrite_argument(parser)
 
 
+def add_train_pair_heads_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Options of ``python -m probing train-pair-heads`` (:mod:`probing.training.pair_heads`)."""
+    a = parser.add_argument
+    a("--data-dir", type=Path, default=argparse.SUPPRESS, help="data sets folder")
+    a(
+        "--export-dir",
+        type=Path,
+        default=MODELS_DIR,
+        help="folder that gets minilm-l6-nsp/ and minilm-l6-sop/ (default: the shipped models/)",
+    )
+    a(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="cached pair features and checkpoints "
+        "(default ~/.cache/contextlens/train/minilm-l6-pair-heads)",
+    )
+    a("--tasks", nargs="+", choices=("nsp", "sop"), default=["nsp", "sop"])
+    a("--train-per-doc", type=int, default=3, help="anchor sentences per training document")
+    a("--dev-per-doc", type=int, default=2, help="anchor sentences per dev document")
+    a("--test-per-doc", type=int, default=6, help="anchor sentences per test document")
+    a("--epochs", type=int, default=40, help="passes over the cached pair features")
+    a("--batch-size", type=int, default=64)
+    a("--lr", type=float, default=1e-3, help="AdamW learning rate")
+    a("--weight-decay", type=float, default=0.01)
+    a("--seed", type=int, default=0)
+    a("--threads", type=int, default=1, help="torch threads (set OMP_WAIT_POLICY=PASSIVE)")
+    a("--checkpoint-minutes", type=float, default=1.0, help="also after every epoch")
+    a("--max-steps", type=int, default=None, help="stop after N steps this run (smoke tests)")
+    a("--fresh", action="store_true", help="ignore the checkpoints (the feature cache stays)")
+    add_overwrite_argument(parser)
+    return parser
+
+
 _EXPORT_HINTS = {
     "train-elmo": "export somewhere else with --export-dir DIR",
     # the softmax is fitted on the encoder in --export-dir: it needs a copy of the model
     "train-elmo-softmax": "copy models/elmo-mini to a folder of your own and pass --export-dir "
     "FOLDER",
     "train-mlm-head": "export somewhere else with --export-dir DIR",
+    "train-pair-heads": "export somewhere else with --export-dir DIR",
 }
 
 

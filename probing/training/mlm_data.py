@@ -148,21 +148,29 @@ def cached_pack(
 
 
 def mask_batch(
-    seqs: list[np.ndarray], rng: np.random.Generator, vocab_size: int, mask_id: int
+    seqs: list[np.ndarray],
+    rng: np.random.Generator,
+    vocab_size: int,
+    mask_id: int,
+    first_real: int = FIRST_REAL_PIECE,
+    pad_id: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Pad and BERT-mask a batch of packed sequences.
 
     Returns ``input_ids`` (B, T) long, ``attention_mask`` (B, T) long, ``selected`` (B, T)
     bool (positions to predict) and ``targets`` (n selected,) long, in row-major order.
-    Only real pieces (id >= 999) are selectable, so specials and [UNK] are never targets.
+    Only real pieces (id >= ``first_real``: 999 in bert-base-uncased's vocab, see
+    :func:`first_real_piece`) are selectable, so specials and [UNK] are never targets; random
+    replacements come from the real pieces below ``vocab_size`` (a vocab whose [MASK] is its
+    last id passes ``vocab_size = mask_id``).
     """
     width = max(len(s) for s in seqs)
-    ids = np.zeros((len(seqs), width), dtype=np.int64)
+    ids = np.full((len(seqs), width), pad_id, dtype=np.int64)
     att = np.zeros((len(seqs), width), dtype=np.int64)
     for i, s in enumerate(seqs):
         ids[i, : len(s)] = s
         att[i, : len(s)] = 1
-    selectable = ids >= FIRST_REAL_PIECE
+    selectable = (ids >= first_real) & (att == 1)
     selected = selectable & (rng.random(ids.shape) < MLM_PROB)
     if not selected.any():  # a loss needs at least one target
         rows, cols = np.nonzero(selectable)
@@ -176,7 +184,7 @@ def mask_batch(
     to_rand = (action >= MASK_FRAC) & (action < MASK_FRAC + RANDOM_FRAC)
     inputs[sel_rows[to_mask], sel_cols[to_mask]] = mask_id
     inputs[sel_rows[to_rand], sel_cols[to_rand]] = rng.integers(
-        FIRST_REAL_PIECE, vocab_size, int(to_rand.sum())
+        first_real, vocab_size, int(to_rand.sum())
     )
     return (
         torch.from_numpy(inputs),
@@ -202,8 +210,19 @@ class MaskedSample:
         return int(sum(len(t) for t in self.targets))
 
 
+def first_real_piece(tokenizer) -> int:
+    """The lowest id of a real word piece: WordPiece vocabs put their specials and
+    ``[unusedN]`` slots first and start real pieces at ``!`` (999 in bert-base-uncased, 1003
+    in MPNet's, which prepends four specials)."""
+    return int(tokenizer.convert_tokens_to_ids("!"))
+
+
 def masked_sample(
-    tokenizer, sentences: Iterable[Sequence[str]], n_masks: int = EVAL_MASKS, seed: int = EVAL_SEED
+    tokenizer,
+    sentences: Iterable[Sequence[str]],
+    n_masks: int = EVAL_MASKS,
+    seed: int = EVAL_SEED,
+    first_real: int = FIRST_REAL_PIECE,
 ) -> MaskedSample:
     """A deterministic sample of ``n_masks`` masked pieces over single sentences.
 
@@ -229,7 +248,7 @@ def masked_sample(
         for ids in base:
             if need <= 0:
                 return sample
-            chosen = np.nonzero((ids >= FIRST_REAL_PIECE) & (rng.random(len(ids)) < MLM_PROB))[0]
+            chosen = np.nonzero((ids >= first_real) & (rng.random(len(ids)) < MLM_PROB))[0]
             chosen = chosen[:need]
             if len(chosen) == 0:
                 continue

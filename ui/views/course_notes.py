@@ -1,11 +1,12 @@
-"""The Course Notes page: sentence pooling, ELMo's directions, next-sentence prediction."""
+"""The Course Notes page: sentence pooling, ELMo's directions, next-sentence prediction,
+what fine-tuning changes."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from ui.common import model_picker, page_header
-from ui.views import elmo_directions, nsp, sentence_pooling
+from ui.views import elmo_directions, finetuning, nsp, sentence_pooling
 
 
 def render() -> None:
@@ -16,8 +17,8 @@ def render() -> None:
         "one-way LMs vs BERT's fused context, next-sentence prediction.",
     )
     models = model_picker()
-    pooling, directions, pairs = st.tabs(
-        ["Sentence pooling", "ELMo directions", "Next-sentence prediction"]
+    pooling, directions, pairs, tuning = st.tabs(
+        ["Sentence pooling", "ELMo directions", "Next-sentence prediction", "Fine-tuning"]
     )
     with pooling:
         sentence_pooling.render(models)
@@ -25,3 +26,5 @@ def render() -> None:
         elmo_directions.render(models)
     with pairs:
         nsp.render()
+    with tuning:
+        finetuning.render()

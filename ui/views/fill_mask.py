@@ -18,7 +18,7 @@ from probing.analyses.fill_mask import (
 from probing.errors import EmptyInputError, NoMaskError, TooManyMasksError
 from probing.figures.fill_mask import final_rank_line, layer_heatmap, mask_label, topk_bar
 from probing.figures.token_track import token_track_figure
-from probing.models.registry import ENTRIES, entry
+from probing.models.registry import ENTRIES, entry, looks_like_hub_id
 from ui.common import (
     friendly_errors,
     get_encoder,
@@ -33,6 +33,8 @@ from ui.views.fill_mask_attribution import attribution_section
 from ui.views.fill_mask_lens import lens_section
 
 FILL_MASK_MODEL = "minilm-l6-mlm"  # the embedded model with a head: works offline
+# Head-less encoders and the registry entry that is the same encoder with a head trained here.
+HEADED_TWIN = {"minilm-l6": "minilm-l6-mlm", "mpnet-base": "mpnet-base-mlm"}
 
 LAYER_TOP_K = 5  # columns of the layer-by-layer heatmap
 
@@ -66,10 +68,16 @@ def no_head_message(names: list[str]) -> str:
                 "same embedded encoder with a head trained by ContextLens."
             )
         elif e is not None and not e.embedded and e.info.objective == "masked":  # mpnet-base
+            with_head = HEADED_TWIN.get(name)
             parts.append(
                 f"**{name}** has no masked-language-model head: its checkpoint holds the "
                 "encoder's weights only (its config names a masked-LM class, but a head "
                 "ContextLens would have to initialise at random would guess nonsense)."
+                + (
+                    f" **{with_head}** is the same encoder with a head trained by ContextLens."
+                    if with_head
+                    else ""
+                )
             )
         else:
             parts.append(f"**{name}** has no masked-language-model head, so cannot fill masks.")
@@ -84,7 +92,12 @@ def second_model_hint() -> str | None:
     """How to get a second fill-mask model when none but the embedded one can be had here."""
     from probing.models import hub
 
-    hub_heads = [e for e in ENTRIES.values() if e.has_mlm_head and not e.embedded]
+    # Hub checkpoints only (mpnet-base-mlm has a head but is fetched from the package index).
+    hub_heads = [
+        e
+        for e in ENTRIES.values()
+        if e.has_mlm_head and not e.embedded and looks_like_hub_id(e.source)
+    ]
     if config.demo_mode():
         return None
     if any(hub.cached_snapshot(e.source) is not None for e in hub_heads) or not hub.hub_offline():
