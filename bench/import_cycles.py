@@ -149,6 +149,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "probing.attribution",
         "probing.minimal_pairs",
     ),
+    ("probing.claims",),
     ("probing.figures",),
     ("probing.sweep",),
     ("probing.report",),

@@ -44,7 +44,7 @@ cache key are one contract — the key names exactly what the loop reads — and
 housekeeping (size bound, eviction) already lives apart in :mod:`probing.feature_cache`.
 
 float16 halves the disk and page-cache footprint (values are converted to float32 for
-fitting). Measured (``bench/float16_features.py``, docs/results.md): the committed
+fitting). Measured (``bench/float16_features.py``, docs/benchmarks.md): the committed
 minilm-l6 UPOS probe gives the same prediction for every test word on float16 and float32
 vectors at layers 0-5, but at layer 6 408 of 25,094 change (accuracy on float32 −0.27
 points [−0.42, −0.12] vs the float16 vectors it was trained on): one layer-6 dimension is

@@ -22,3 +22,12 @@ def read_json(path: Path) -> dict | None:
         return _parsed(str(path), path.stat().st_mtime)
     except OSError:
         return None
+
+
+def committed_claim(results_dir: Path, claim_id: str) -> dict | None:
+    """One claim of ``results/claims.json`` (written by ``results/write_results.py``) by id,
+    as docs/results.md states it; None when there is none."""
+    claims = read_json(Path(results_dir) / "claims.json")
+    if not isinstance(claims, list):
+        return None
+    return next((c for c in claims if c.get("id") == claim_id), None)

@@ -257,72 +257,12 @@ def layering_figure(curves_by_model: dict[str, Sequence[TaskCurve]]) -> go.Figur
         margin={"t": 110, "b": 60},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.04, "x": 0},
         title={
-            "text": "The layering at a glance: where each task peaks",
+            "text": "The layering at a glance: where each task is found",
             "y": 0.985,
             "yanchor": "top",
         },
     )
     return fig
-
-
-@dataclass(frozen=True)
-class Ordering:
-    """One task's centre of gravity called below another's, with the difference."""
-
-    lower: str
-    higher: str
-    diff: float  # higher − lower, layers
-    ci_low: float
-    ci_high: float
-    p_holm: float
-
-
-def engine_orderings(
-    results_dir: str | Path, model: str, n_boot: int = 2000
-) -> tuple[list[Ordering], list[str]]:
-    """Task pairs whose centres of gravity the comparison engine calls different.
-
-    Each task's centre of gravity (running best) is a score of its own with per-seed
-    sentence-bootstrap replicates (:mod:`probing.probes.compare`, from the per-sentence
-    counts in ``results/sentence-scores/``); every pair of the model's tasks is compared
-    (paired on one data set's test sentences, independent across data sets) and Holm's
-    correction runs over all the pairs. Returns the called pairs (lower first) and the
-    tasks that have no stored per-sentence counts (left out).
-    """
-    from probing.errors import DataFormatError, InvalidArgumentError
-    from probing.probes.compare import Engine, compare, with_holm
-    from probing.probes.statements import Cells
-
-    cells = Cells(results_dir, Engine(n_boot=n_boot, seed=0))
-    reps, missing = {}, []
-    for task, _, label, _ in TASKS:
-        stem = f"{model}__{ALL_TASKS[task].default_dataset}__{task}"
-        if not (Path(results_dir) / f"{stem}.json").is_file():
-            continue
-        try:
-            reps[label] = cells.get(f"{stem}:cog")
-        except (DataFormatError, InvalidArgumentError, OSError, ValueError, KeyError):
-            missing.append(label)  # an unreadable file too: the page names it (load_curves)
-    labels = list(reps)
-    pairs = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :]]
-    diffs = with_holm([compare(reps[b], reps[a]) for a, b in pairs])
-    out = []
-    for (a, b), d in zip(pairs, diffs, strict=True):
-        if d.called:
-            lo, hi, sign = (a, b, 1) if d.value > 0 else (b, a, -1)
-            ci = sorted((sign * d.ci_low, sign * d.ci_high))
-            out.append(Ordering(lo, hi, sign * d.value, ci[0], ci[1], d.p_holm))
-    return out, missing
-
-
-def supported_orderings(curves: Sequence[TaskCurve]) -> list[tuple[str, str]]:
-    """Pairs (lower, higher) whose centre-of-gravity intervals do not overlap."""
-    out = []
-    for a in curves:
-        for b in curves:
-            if a is not b and a.cog_high < b.cog_low:
-                out.append((a.label, b.label))
-    return out
 
 
 def _rgba(hex_color: str, alpha: float) -> str:

@@ -6,7 +6,8 @@ The only judgement made here is the at-baseline one of issue 40: the held-out pr
 of (held-out accuracy − majority) reaches 0; elsewhere the sentence gives what remains above
 it, with its interval. Intervals are per layer (not corrected across layers; a correction
 would widen them and so call more layers "at majority", not fewer). Pages, the CLI and
-``docs/results.md`` print these sentences; none is written by hand.
+the erasure claims of ``docs/results.md`` (:mod:`probing.claims.sources`) are made from
+the same rows; none is written by hand.
 """
 
 from __future__ import annotations

@@ -218,6 +218,11 @@ def test_the_committed_capacity_panel_shows_only_under_the_committed_run(minilm,
 
     at = page().run()
     assert capacity_charts(at)  # the committed run is shown: its capacity run too
+    # issue 40: under the committed run, the claims docs/results.md states, word for word
+    claims = json.loads((REPO / "results" / "claims.json").read_text(encoding="utf-8"))
+    said = {c["id"]: c["text"] for c in claims}
+    for kind in ("peak", "baselines", "capacity"):
+        assert said[f"{kind}:minilm-l6__ud-ewt__pos"] in text(at), kind
     at.session_state["probe_train"] = 60
     at.multiselect(key="probe_layers").set_value([0, 2])
     at.run()
@@ -232,6 +237,8 @@ def test_the_committed_capacity_panel_shows_only_under_the_committed_run(minilm,
     assert not at.exception, at.exception
     assert "run in this app with these settings" in text(at)
     assert charts(at) and not capacity_charts(at)
+    assert said["peak:minilm-l6__ud-ewt__pos"] not in text(at)  # not the user's run's claim
+    assert "Paired comparisons:" in text(at)  # the user's run: its own table's sentence
 
 
 def test_wsd_shows_f1_with_the_first_sense_baseline(minilm, no_computation):

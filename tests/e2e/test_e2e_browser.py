@@ -8,7 +8,9 @@ default; the README's screenshots are refreshed with
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from tests.browser import (
     exception_texts,
@@ -18,6 +20,8 @@ from tests.browser import (
     unreadable,
     wait_for_app,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_home_page(server, page):
@@ -212,7 +216,10 @@ def test_layering_page(server, page):
     page.goto(f"{server}/Layering")
     wait_for_app(page)
     assert plot_count(page) == 1  # curves + centres of gravity, from the committed results
-    assert "intervals support" in page.inner_text("body")
+    # issue 40: the page states the committed claims (results/claims.json), word for word.
+    claims = json.loads((REPO / "results" / "claims.json").read_text(encoding="utf-8"))
+    text = next(c["text"] for c in claims if c["id"] == "cog:elmo-mini")
+    assert text in page.inner_text("body")
     assert not exception_texts(page)
     assert not text_overlaps(page)
     assert not unreadable(page)

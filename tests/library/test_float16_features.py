@@ -18,7 +18,7 @@ def test_float16_rounding_changes_the_upos_probe_inside_its_bound(minilm):
     committed minilm-l6 UPOS probe on 120 test sentences: at every layer the paired
     difference stays inside ±0.5 points with an interval around 0, and no value reaches
     float16's range. Layer 6 has a near-constant dimension; the committed probe, re-made
-    after the scale floor (docs/results.md "Float16 features, measured"), reads it alike in
+    after the scale floor (docs/benchmarks.md "Float16 features, measured"), reads it alike in
     both precisions."""
     sents = list(itertools.islice(read_sentences("ud-ewt", "test"), 120))
     saved = SavedProbes.load(config.REPO_ROOT / "results" / "probes" / "minilm-l6__ud-ewt__pos")

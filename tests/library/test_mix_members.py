@@ -104,7 +104,7 @@ def test_a_committed_mix_below_its_best_member_says_why(path: Path) -> None:
     committed run that checked its mixes either has none below beyond noise or names the
     reason; a run whose mixes had the members' L2 (``scalar_mix.C``) keeps every gap
     within one point (unpenalised, on the same arcs, minilm-l6's deprel mixes were 1.3-1.8
-    points below; docs/results.md, "How the numbers are made")."""
+    points below; docs/methods.md, "Probing: how the numbers are made")."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     meta, mix = doc["meta"], doc.get("scalar_mix") or {}
     rows = meta["mix_vs_best_member"]

@@ -15,8 +15,6 @@ from probing.probes.statements import (
     Claim,
     Statement,
     check,
-    load_statements,
-    render_block,
     table_sentence,
 )
 
@@ -114,37 +112,12 @@ def test_claim_kinds_are_checked() -> None:
         Claim("below", "a:layer 1", "a:layer 2")
 
 
-def test_docs_statements_hold_and_are_what_the_docs_say() -> None:
-    """Every sentence of docs/results.md's "What the numbers say" is written from the
-    engine's table (results/write_statements.py) and holds against it."""
-    statements = load_statements(RESULTS / "statements.json")
-    block, verdicts = render_block(statements, Cells(RESULTS))
-    bad = {v.statement.text: v.problems for v in verdicts if not v.holds}
-    assert not bad
-    text = (config.REPO_ROOT / "docs" / "results.md").read_text(encoding="utf-8")
-    begin, end = "<!-- statements:begin -->", "<!-- statements:end -->"
-    assert text[text.index(begin) + len(begin) : text.index(end)].strip("\n") == block
-
-
 def test_the_probing_caption_is_written_from_the_table() -> None:
     doc = json.loads((RESULTS / f"{UPOS}.json").read_text(encoding="utf-8"))
     said = table_sentence(doc["comparisons"])
     assert "layer 3 (chosen on dev) is above layers 0, 1, 4, 5, 6" in said
     assert "not distinguishable from layer 2" in said
     assert table_sentence(None) == ""
-
-
-def test_the_layering_pages_orderings_are_called_by_the_engine() -> None:
-    from probing.figures.layering import engine_orderings
-
-    orderings, unscored = engine_orderings(RESULTS, "minilm-l6")
-    assert orderings, "UPOS, relations and UUAS have stored counts: some order is called"
-    for o in orderings:
-        assert 0 < o.ci_low <= o.diff <= o.ci_high and o.p_holm < 0.05
-    pairs = {(o.lower, o.higher) for o in orderings}
-    assert ("POS (UPOS)", "tree distance (UUAS)") in pairs
-    assert ("tree distance (UUAS)", "POS (UPOS)") not in pairs
-    assert all(isinstance(u, str) for u in unscored)
 
 
 def test_the_layering_cog_interval_comes_from_the_stored_counts() -> None:

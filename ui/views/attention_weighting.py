@@ -71,7 +71,7 @@ def weighting_note(weighting: str) -> None:
         st.caption(
             "Norm-weighted: each line / cell is the token's share of ‖Σ α·f(x)‖'s parts "
             "(α_ij‖f(x_j)‖ over the row); rows sum to 1 as raw maps do. Head statistics over "
-            "the UD-EWT sample stay raw; raw vs norm on all of EWT dev is in docs/results.md "
+            "the UD-EWT sample stay raw; raw vs norm on all of EWT dev is in results/attention-norms/ "
             "(`python -m probing attention-norms`)."
         )
     elif weighting == "rollout":

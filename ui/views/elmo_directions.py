@@ -79,4 +79,6 @@ def render(models: list[str]) -> None:
         )
         st.markdown("**SemCor WSD (1-NN to sense centroids), F1 by layer and direction**")
         st.dataframe(f1.round(3), key="dir-wsd")
-        st.caption("Intervals in docs/results.md.")
+        st.caption(
+            "Intervals in results/elmo-mini__semcor__wsd-direction.json; method in docs/methods.md."
+        )

@@ -9,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from probing import config
-from probing.figures.layering import TASKS, engine_orderings, layering_figure, load_curves
+from probing.claims.sources import layering_claim
+from probing.figures.layering import TASKS, layering_figure, load_curves
 from ui.common import model_picker, page_header
 
 RESULTS_DIR = config.results_dir()
@@ -34,8 +35,11 @@ def curves_for(model: str, stamp: tuple) -> tuple[list, list[str]]:  # stamp: fi
 
 
 @st.cache_data(show_spinner=False)
-def orderings_for(model: str, stamp: tuple) -> tuple[list, list[str]]:  # stamp: as curves_for
-    return engine_orderings(RESULTS_DIR, model)
+def claim_for(model: str, stamp: tuple) -> tuple[dict | None, list[str]]:  # stamp: as curves_for
+    """The model's task-ordering claim (as ``results/claims.json`` holds it) and the tasks
+    left out for lack of per-sentence counts."""
+    claim, unscored = layering_claim(RESULTS_DIR, model)
+    return (claim.to_record() if claim else None), unscored
 
 
 def picked_with_results(models: list[str]) -> list[str]:
@@ -59,9 +63,9 @@ def render() -> None:
     """Draw the page (everything below the page config)."""
     page_header(
         "Layering",
-        "Where in the model each probing task peaks: every probing task of a model on one "
-        "figure, each curve scaled to its own range, by relative depth; below, the task "
-        "orderings that the intervals support.",
+        "Where in the model each probing task is found: every probing task of a model on one "
+        "figure, each curve scaled to its own range, by relative depth; under it, the claims "
+        "the comparison engine makes about the order of the tasks.",
     )
     models = models_with_results()
     if not models:
@@ -91,21 +95,20 @@ def render() -> None:
         "layer to layer) with its 95 % interval: the bootstrap of the run's stored per-sentence "
         "scores (results/sentence-scores/) where it has them, elsewhere a conservative "
         "approximation from the per-layer intervals. "
-        "Which task peaks lower is not read off two intervals: the sentences below come from "
-        "the paired difference of the two centres of gravity (bootstrap over test sentences "
-        "and seeds, Holm's correction over all of a model's task pairs)."
+        "The order of two tasks is not read off two intervals: the sentences under the "
+        "figure are the claims the comparison engine makes from the paired difference of "
+        "the two centres of gravity (bootstrap over test sentences and seeds, Holm's "
+        "correction over all of a model's task pairs), the same claims as docs/results.md."
     )
     for model, cs in curves.items():
-        pairs, unscored = orderings_for(model, stamp)
+        claim, unscored = claim_for(model, stamp)
         missing = [label for t, _, label, _ in TASKS if t not in {c.task for c in cs}]
-        text = (
-            "; ".join(
-                f"{o.lower} < {o.higher} (+{o.diff:.2f} layers [{o.ci_low:.2f}, {o.ci_high:.2f}])"
-                for o in pairs
-            )
-            or "no ordering of tasks"
-        )
-        st.markdown(f"**{model}**: the intervals support {text}.")
+        if claim:
+            text = claim["text"]  # starts with the model's name: shown in bold
+            st.markdown(f"**{model}**{text[len(model) :]}" if text.startswith(model) else text)
+            st.caption(f"Family: {claim['family']}; correction: {claim['correction']}.")
+        else:
+            st.markdown(f"**{model}**: no pair of tasks has stored per-sentence counts to compare.")
         if missing:
             st.caption(f"{model}: no results yet for {', '.join(missing)}.")
         if unscored:

@@ -59,6 +59,7 @@ from ui.common import (
 )
 from ui.jobs import heavy_job, offload
 from ui.state import all_of, as_bool, as_ints, from_link, keep, link, persist
+from ui.stored_json import committed_claim
 from ui.views import probing_sweep
 
 RESULTS_DIR = config.results_dir()  # precomputed by `python -m probing probe`
@@ -206,7 +207,15 @@ def show_results(
     )
     for r in results:
         st.markdown(headline(r))
-        if said := table_sentence(r.comparisons):  # written from the run's comparison table
+        run = f"{r.model}__{r.dataset}__{r.task}"
+        claims = [
+            c
+            for c in (committed_claim(RESULTS_DIR, f"{k}:{run}") for k in ("peak", "baselines"))
+            if c and r.model in committed
+        ]
+        if claims:  # the committed run: the claims docs/results.md states (issue 40)
+            st.caption(" ".join(c["text"] for c in claims) + f" ({claims[0]['correction']}.)")
+        elif said := table_sentence(r.comparisons):  # a run made here: its own table
             st.caption(f"{r.model}: {said}" if len(results) > 1 else said)
     mix = mix_weights_figure(results)
     left, right = st.columns([2, 3]) if mix is not None else (None, st.container())
@@ -292,8 +301,16 @@ def show_capacity(results: Sequence[ProbeResults], key: str) -> None:
             "Probe capacity (Hewitt & Liang 2019): the linear probe and a one-hidden-layer MLP "
             "trained on the same words, each on the task and on the same control labels "
             f"(committed run, `{table['command']}`). A probe with more capacity memorises "
-            f"more of the control task, so its selectivity falls. {r.model}: "
-            + capacity_sentence(table)
+            f"more of the control task, so its selectivity may fall. {r.model}: "
+            + (
+                claim["text"]
+                if (
+                    claim := committed_claim(
+                        RESULTS_DIR, f"capacity:{r.model}__{r.dataset}__{r.task}"
+                    )
+                )
+                else capacity_sentence(table)
+            )
         )
 
 

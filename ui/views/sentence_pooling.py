@@ -131,7 +131,7 @@ def render(models: list[str]) -> None:
             "Linear probe on pooled sentence vectors, test split (whole Brown documents held "
             "out); bars: 95 % bootstrap intervals over test documents. Offered strategies: "
             + ", ".join(strategies_for(encoder.info))
-            + ". See docs/results.md."
+            + ". Method: docs/methods.md; numbers: results/*__brown__genre-*.json."
         )
     else:
         st.caption(
