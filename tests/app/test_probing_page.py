@@ -105,7 +105,8 @@ def test_first_visit_shows_the_precomputed_curve_without_computing(minilm, no_co
     capacity = charts(at)[3]
     assert "Selectivity by probe capacity" in capacity["layout"]["title"]["text"]
     assert [t["name"] for t in capacity["data"]] == ["linear probe", "MLP-1 (1,000 hidden units)"]
-    assert "Holm over the layers" in notes and "results/capacity.py --model minilm-l6" in notes
+    # issue 40: the committed capacity claim, with its correction (Holm over the 7 layers)
+    assert "Holm over 7" in notes and "results/capacity.py --model minilm-l6" in notes
     assert at.multiselect(key="probe_layers").value == list(range(7))
     table = at.dataframe[0].value
     assert list(table["layer"]) == list(range(7))

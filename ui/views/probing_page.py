@@ -303,7 +303,7 @@ def show_capacity(results: Sequence[ProbeResults], key: str) -> None:
             f"(committed run, `{table['command']}`). A probe with more capacity memorises "
             f"more of the control task, so its selectivity may fall. {r.model}: "
             + (
-                claim["text"]
+                f"{claim['text']} ({claim['correction']}: the claim of docs/results.md.)"
                 if (
                     claim := committed_claim(
                         RESULTS_DIR, f"capacity:{r.model}__{r.dataset}__{r.task}"
