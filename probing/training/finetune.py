@@ -204,7 +204,7 @@ class Finetuner:
     def _resume(self) -> None:
         if not self.checkpoint_path.is_file():
             return
-        ckpt = torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
+        ckpt = torch.load(self.checkpoint_path, map_location="cpu", weights_only=True)
         if ckpt["settings"] != asdict(self.settings) or ckpt["labels"] != self.labels:
             raise ValueError(
                 f"{self.checkpoint_path} was written with other settings or labels; "
