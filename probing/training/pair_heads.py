@@ -90,7 +90,9 @@ def train_head(
     ckpt = work / f"{task}-checkpoint.pt"
     best_head = copy.deepcopy(head.state_dict())
     if ckpt.is_file() and not args.fresh:
-        saved = torch.load(ckpt, map_location="cpu", weights_only=True)  # tensors and plain data only
+        saved = torch.load(
+            ckpt, map_location="cpu", weights_only=True
+        )  # tensors and plain data only
         head.load_state_dict(saved["head"])
         opt.load_state_dict(saved["opt"])
         state, best_head = saved["state"], saved["best_head"]
