@@ -2,14 +2,13 @@
 
 A part's time is predicted as reading + encoding + computing:
 
-- encoding is measured on the model itself: :func:`calibrate` times 16 UD-EWT sentences
+- encoding is measured on the model itself: :func:`calibrate` times 64 UD-EWT sentences
   once (seconds per sentence on this machine now);
 - reading (parsing a data set's files) and computing (probe fits, bootstraps, Gram
   matrices) are CPU seconds of one thread measured by ``bench/report_costs.py`` on minilm-l6
   (:data:`READ_S_PER_MB`, :data:`COMPUTE`: ``fixed + per_unit × size``), scaled by the
   model's layers and width relative to minilm-l6 and multiplied by the slowdown this process
-  sees now (:func:`machine_speed`: a timed NumPy workload, or the load average per core on a
-  shared machine, whichever is larger).
+  sees now (:func:`machine_speed`: a timed one-thread NumPy workload).
 
 The probes of one data set share one size, so that their features are read and encoded once
 (the feature cache keeps every word with every label). Each size comes from a ladder
@@ -82,26 +81,28 @@ class Compute:
 REFERENCE_LAYERS, REFERENCE_DIM = 7, 384
 # CPU seconds of one thread measured by bench/report_costs.py on minilm-l6 (2026-12-05, this
 # 2-core machine): probes on features already in the cache at 50 and 200 training sentences
-# (dev and test at the ladder's ratio, folded into per_unit), analyses at two sizes with
-# their encoding subtracted (contextuality and head statistics are all encoding).
+# (dev and test at the ladder's ratio, folded into per_unit); the rest at two sizes with
+# their encoding subtracted, as :func:`calibrate` measures it (64 sentences; re-measured
+# 16:32-16:42 UTC at load average 4-14 once the calibration stopped timing padding: the
+# 16-sentence one had counted 2.4x the encoding and left these near zero).
 COMPUTE: dict[str, Compute] = {
     "pos": Compute(3.03, 0.0228),
     "deprel": Compute(9.10, 0.0455),
     "supersense": Compute(2.96, 0.0254),
     "dep-distance": Compute(2.37, 0.0656),
-    "cka": Compute(1.06, 0.0096),
-    "contextuality": Compute(0.2, 0.0),
-    "attention-stats": Compute(0.3, 0.0),
-    # bench/report_costs.py --parts wsd,cloze,tuned-lens (2026-12-05): WSD on minilm-l6 at
-    # 50 and 200; the LM parts on minilm-l6-mlm, cloze at 100 and 500 sentences (the head
-    # at every layer: per sentence), the tuned lens at 30 and 60 steps (per step; its
-    # readout's head products are in ``fixed``).
+    # CKA at 200 and 800 words (per (words / 100)^2), the others at 60/250 and 30/120
+    # sentences
+    "cka": Compute(1.035, 0.0143),
+    "contextuality": Compute(0.428, 0.00163),
+    "attention-stats": Compute(0.348, 0.00499),
+    # WSD on minilm-l6 at 50 and 200; the LM parts on minilm-l6-mlm, cloze at 100 and 500
+    # sentences (the head at every layer: per sentence), the tuned lens at 30 and 60 steps
+    # (per step; its readout's head products are in ``fixed``), agreement at 100 and 500
+    # cases less the reading of UD-EWT train and dev (16 MB, counted apart: 3.2 s)
     "wsd": Compute(0.13, 0.0106),
-    "cloze": Compute(1.21, 0.0267),
-    "tuned-lens": Compute(1.99, 0.737),
-    # agreement at 100 and 500 cases on minilm-l6-mlm: 5.47 + 0.0089 per case, less the
-    # reading of UD-EWT train and dev (16 MB, counted apart): 3.2 s
-    "agreement": Compute(2.27, 0.0089),
+    "cloze": Compute(0.554, 0.0366),
+    "tuned-lens": Compute(1.984, 0.704),
+    "agreement": Compute(2.67, 0.0154),
 }
 # Parsing a data set's files (CoNLL-U, SemCor XML), CPU seconds per MB (bench: UD-EWT 0.20,
 # SemCor 0.15). A probe reads its three splits whole (then samples); the first run on a
@@ -222,26 +223,32 @@ def format_seconds(seconds: float) -> str:
 # -- calibration ---------------------------------------------------------------------------
 
 
-def speed_probe(repeats: int = 3) -> float:
-    """Wall seconds of a fixed NumPy workload (matrix products and solves on one thread),
-    the median of ``repeats``: with :data:`SPEED_REFERENCE_S`, its CPU seconds on an idle
-    core of the reference machine, how much slower computing runs for this process now
-    (other processes, its niceness, a slower CPU)."""
+def speed_probe(repeats: int = 5) -> float:
+    """Wall seconds of a fixed NumPy workload (matrix products and solves on one BLAS
+    thread), the median of ``repeats``: with :data:`SPEED_REFERENCE_S`, its CPU seconds on an
+    idle core of the reference machine, how much slower computing runs for this process now
+    (other processes, its niceness, a slower CPU). One thread: a multi-threaded BLAS under
+    contention measured 3–6× on a machine where one thread ran at 0.9×."""
     import numpy as np
+    from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((400, 400))
     walls = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(6):
-            b = a @ a.T + np.eye(400)
-            np.linalg.solve(b, a)
-        walls.append(time.perf_counter() - t)
+    with threadpool_limits(1):
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for _ in range(6):
+                b = a @ a.T + np.eye(400)
+                np.linalg.solve(b, a)
+            walls.append(time.perf_counter() - t)
     return sorted(walls)[len(walls) // 2]
 
 
-def calibration_sentences(n: int = 16, among: int = 400) -> list[list[str]]:
+CALIBRATION_SENTENCES = 64  # fewer time padding, not encoding (module doc of calibrate)
+
+
+def calibration_sentences(n: int = CALIBRATION_SENTENCES, among: int = 800) -> list[list[str]]:
     """``n`` UD-EWT dev sentences spread over its first ``among`` (read lazily: parsing a
     whole split costs seconds)."""
     from itertools import islice
@@ -253,13 +260,22 @@ def calibration_sentences(n: int = 16, among: int = 400) -> list[list[str]]:
     return sents[::step][:n]
 
 
-def calibrate(encoder: Encoder, n: int = 16) -> Calibration:
+def calibrate(encoder: Encoder, n: int = CALIBRATION_SENTENCES) -> Calibration:
     """Time the model's encoding of ``n`` UD-EWT dev sentences (after a warm-up of two),
-    with attention weights too where the model has them, and the machine's slowdown. A
-    short timing can land in a quiet moment of a loaded machine: seconds per sentence are
-    the larger of the wall time and the CPU time times the slowdown."""
+    with attention weights too (half as many) where the model has them, and the machine's
+    slowdown.
+
+    ``n`` is 64 because the parts encode thousands of sentences sorted by length, so that a
+    batch pads little: 16 sentences of mixed lengths cost 0.018 CPU-s each on minilm-l6,
+    64 cost 0.0077, a bulk 500 0.0075 (2026-12-05). A short timing can land in a quiet
+    moment of a loaded machine: seconds per sentence are the larger of the wall time and
+    the CPU time times the slowdown over torch's threads (CPU seconds of two threads are
+    not two wall seconds)."""
+    import torch
+
     t0 = time.perf_counter()
     speed = machine_speed()
+    threads = max(1, torch.get_num_threads())
     sents = calibration_sentences(n)
     encoder.encode(sents[:2], windowed=True)
 
@@ -267,7 +283,7 @@ def calibrate(encoder: Encoder, n: int = 16) -> Calibration:
         wall, cpu = time.perf_counter(), time.process_time()
         encoder.encode(batch, attentions=attentions, windowed=not attentions)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        return max(wall, cpu * speed) / len(batch)
+        return max(wall, cpu * speed / threads) / len(batch)
 
     per = timed(sents, False)
     per_att = timed(sents[: max(2, n // 2)], True) if encoder.info.has_attention else per
@@ -275,13 +291,12 @@ def calibrate(encoder: Encoder, n: int = 16) -> Calibration:
 
 
 def machine_speed() -> float:
-    """How much slower than an idle reference core computing runs for this process now: the
-    larger of :func:`speed_probe`'s ratio (a slower CPU; at least 1/4, a faster one is not
-    trusted further) and the load average per core (a loaded machine gives each process a
-    share of a core, which a short probe does not see)."""
-    from probing.probes.cost import load_factor
-
-    return max(0.25, speed_probe() / SPEED_REFERENCE_S, load_factor())
+    """How much slower than an idle reference core computing runs for this process now:
+    :func:`speed_probe`'s ratio, at least 1/2 (a faster CPU is not trusted further). The
+    probe sees the share of a core this process gets; the load average does not (it counts
+    niced jobs that take little from this one, and lags a minute: estimates made with it
+    were 5–20× the measured times once a load fell)."""
+    return max(0.5, speed_probe() / SPEED_REFERENCE_S)
 
 
 # -- sizes and estimates ------------------------------------------------------------------
