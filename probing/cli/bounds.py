@@ -82,6 +82,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "n_boot": _count(1, 100_000),
     },
     "sweep": {"workers": _count(1, 1024)},
+    "report": {"workers": _count(1, 1024)},
     "train-elmo": {
         "vocab_size": _count(100, 10_000_000),
         "max_len": _count(2, 10_000),

@@ -15,6 +15,10 @@ the budget (30 s to 24 h: ``90s``, ``10m``, ``1h``, ``1h30m``) and writes, in OU
 - ``parts/<part>.json`` and ``.csv``: each part's result, written as it ends; a re-run with
   the same model, budget and parts skips the finished ones (``plan.json`` keeps the plan).
 
+``--executor ray`` runs the parts as Ray tasks (a local Ray instance, or the cluster at
+``--address``): one task per group of parts that share features, each loading the model by
+the same id or folder; the files are the same, and ``report.json`` records the executor.
+
 Bad input (an unknown model, a folder that is not a checkpoint, a budget too small for the
 smallest plan, an unwritable or shipped ``--out``) stops with one line and exit code 2
 before anything is written.
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from probing.report.plan import PARTS
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
+from probing.sweep.executors import EXECUTORS
 
 PART_NAMES = PARTS  # in the report's order
 
@@ -46,6 +51,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--tasks",
         default=None,
         help="comma-separated parts (default all): " + ", ".join(PART_NAMES),
+    )
+    p.add_argument(
+        "--executor",
+        default="local",
+        choices=EXECUTORS,
+        help="local: the parts one after the other in this process (default); ray: Ray "
+        "tasks, in parallel (pip install ray)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to join: auto, or ray://HEAD:10001 (default: start a local Ray instance)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="CPUs of a local Ray instance (default: the cores here)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_overwrite_argument(p)
@@ -95,6 +118,28 @@ def check_writable(out: Path) -> None:
         )
 
 
+def check_executor(args: argparse.Namespace) -> None:
+    """Refuse ``--address``/``--workers`` without Ray, and Ray when it is not installed,
+    before anything is loaded or written.
+
+    Raises:
+        InvalidArgumentError: ``--address`` or ``--workers`` with ``--executor local``.
+        OptionalDependencyError: ``--executor ray`` without Ray, saying how to install it.
+    """
+    from probing.errors import InvalidArgumentError
+    from probing.sweep.executors import import_ray
+
+    if args.executor != "ray":
+        for flag, value in (("--address", args.address), ("--workers", args.workers)):
+            if value is not None:
+                raise InvalidArgumentError(
+                    f"{flag} is for --executor ray (--executor local runs the parts here, one "
+                    "after the other)."
+                )
+        return
+    import_ray()
+
+
 def run(args: argparse.Namespace) -> int:
     from probing.report.plan import parse_budget
 
@@ -104,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     refuse_shipped([], args.overwrite, folders=[out, out / "parts"])
     check_writable(out)
+    check_executor(args)
     # Everything that can refuse does so before the first file is written.
     from probing.models.registry import load_encoder
     from probing.report.run import prepare, run_report
@@ -111,9 +157,26 @@ def run(args: argparse.Namespace) -> int:
     encoder = load_encoder(args.model)
     prepared = prepare(args.model, encoder, out, budget_s, names)  # the budget check
     log = None if args.quiet else sys.stderr
-    report = run_report(
-        args.model, encoder, out, budget_s, names, prepared=prepared, started=start, log=log
-    )
+    executor = None
+    if args.executor == "ray":
+        from probing.sweep.executors import make_executor
+
+        executor = make_executor("ray", workers=args.workers, address=args.address)
+    try:
+        report = run_report(
+            args.model,
+            encoder,
+            out,
+            budget_s,
+            names,
+            prepared=prepared,
+            started=start,
+            log=log,
+            executor=executor,
+        )
+    finally:
+        if executor is not None:
+            executor.close(cancel=True)
     if log:
         print(
             f"total {report['total_s_this_run']:.0f} s of a {budget_s:.0f} s budget "

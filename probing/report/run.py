@@ -6,10 +6,18 @@ the budget, the parts asked for). A re-run with the same request reuses that pla
 calibration noise cannot change the sizes) and skips every part whose file holds the same
 settings, weights and data fingerprints; a part file made otherwise is recomputed and
 replaced (said on stderr). A different request makes a new plan.
+
+Where the parts run: in this process, one after the other (``executor=None``, the CLI's
+``--executor local``), or as tasks of a Ray executor (:mod:`probing.report.remote`: one
+task per group of parts that share features, run in parallel); either way the driver writes
+each part's files as it ends, so the files, the page and resuming are the same. Parts that
+run in parallel are not shrunk while the report runs (:func:`shrink_rest` is for one part
+after another).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -38,6 +46,7 @@ from probing.report.plan import (
 
 if TYPE_CHECKING:
     from probing.encoders.base import Encoder
+    from probing.sweep.executors import RayExecutor
 
 PLAN_FILE, REPORT_JSON, REPORT_HTML, PARTS_DIR = "plan.json", "report.json", "report.html", "parts"
 
@@ -136,11 +145,14 @@ def run_report(
     started: float | None = None,
     log: TextIO | None = sys.stderr,
     progress: Callable[[float, str], None] | None = None,
+    executor: RayExecutor | None = None,
 ) -> dict[str, Any]:
     """Plan (or reuse the plan), run every part not already done, write the page and
     ``report.json``; returns the report's record. ``started``: ``time.perf_counter()`` when
     the command began (the total then counts loading and calibrating). ``progress``: called
-    with (fraction of the plan's estimated seconds done, what runs now), e.g. by the app."""
+    with (fraction of the plan's estimated seconds done, what runs now), e.g. by the app.
+    ``executor``: run the parts as its tasks (:mod:`probing.report.remote`; the caller
+    closes it); None runs them here, in order."""
     from probing.report.html import write_page
 
     start = time.perf_counter() if started is None else started
@@ -166,7 +178,8 @@ def run_report(
     whole = max(sum(p.estimate_s for p in runnable), 1e-9)
     before = 0.0  # estimated seconds of the parts before this one
     spent = {"measured": 0.0, "estimated": 0.0}  # parts computed in this run
-    for i, p in enumerate(runnable):
+    in_process = runnable if executor is None else []  # else: run_as_tasks, below
+    for i, p in enumerate(in_process):
         path = out / PARTS_DIR / f"{p.name}.json"
         key = part_key(p, model_id)
         stored = read_part(path)
@@ -200,27 +213,19 @@ def run_report(
         t = time.perf_counter()
         payload, csv = parts.run_part(p.name, encoder, p.settings, part_progress)
         seconds = time.perf_counter() - t
-        record = {
-            "part": p.name,
-            "key": key,
-            "settings": p.settings,
-            "estimate_s": round(p.estimate_s, 2),
-            "seconds": round(seconds, 2),
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "result": payload,
-        }
-        atomic_write_text(out / PARTS_DIR / f"{p.name}.csv", csv)
-        atomic_write_json(path, record)  # last: its presence means the part is done
-        records[p.name] = record
+        records[p.name] = write_part(out, p, key, payload, csv, seconds)
         say(f"{p.name}: {seconds:.1f} s (estimate {p.estimate_s:.0f} s)")
         spent["measured"] += seconds
         spent["estimated"] += p.estimate_s
         before += p.estimate_s
         left = budget_s - (time.perf_counter() - start)
-        if shrink_rest(encoder, plan, runnable[i + 1 :], spent, left, say):
+        if shrink_rest(encoder, plan, in_process[i + 1 :], spent, left, say):
             atomic_write_json(
                 out / PLAN_FILE, {"request": prepared.request, "plan": plan.to_dict()}
             )
+    if executor is not None:
+        run_as_tasks(executor, model, model_id, out, runnable, records, say, tell)
+    records = {p.name: records[p.name] for p in runnable if p.name in records}  # plan order
     by_part = {p.name: p.settings for p in runnable}
     datasets = sorted(
         {"ud-ewt"} | {d for n in records for d, _ in part_data(n, by_part.get(n, {}))}
@@ -237,6 +242,11 @@ def run_report(
         },
         "claims": {n: parts.claims(n, r["result"]) for n, r in records.items()},
         "skipped": {p.name: p.skipped for p in plan.parts if p.skipped},
+        "executor": (
+            {"name": "local", "workers": 1, "gpu": False}
+            if executor is None
+            else {"name": executor.name, "workers": executor.workers, "gpu": executor.gpu}
+        ),
     }
     tell(1.0, "writing the page")
     write_page(out / REPORT_HTML, report, records, plan)
@@ -247,6 +257,76 @@ def run_report(
     atomic_write_json(out / REPORT_JSON, report)
     say(f"wrote {out / REPORT_HTML} and {REPORT_JSON} ({report['total_s_this_run']:.0f} s)")
     return report
+
+
+def write_part(
+    out: Path,
+    p: PlannedPart,
+    key: dict[str, Any],
+    payload: dict[str, Any],
+    csv: str,
+    seconds: float,
+) -> dict[str, Any]:
+    """Write part ``p``'s CSV, then its record (whose presence means the part is done)."""
+    record = {
+        "part": p.name,
+        "key": key,
+        "settings": p.settings,
+        "estimate_s": round(p.estimate_s, 2),
+        "seconds": round(seconds, 2),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "result": payload,
+    }
+    atomic_write_text(out / PARTS_DIR / f"{p.name}.csv", csv)
+    atomic_write_json(out / PARTS_DIR / f"{p.name}.json", record)
+    return record
+
+
+def run_as_tasks(
+    executor: RayExecutor,
+    model: str,
+    model_id: dict[str, Any],
+    out: Path,
+    runnable: list[PlannedPart],
+    records: dict[str, dict[str, Any]],
+    say: Callable[[str], None],
+    tell: Callable[[float, str], None],
+) -> None:
+    """Keep the parts done before, run the others as the executor's tasks and write each
+    one's files as it arrives (into ``records``)."""
+    from probing.report import remote
+
+    whole = max(sum(p.estimate_s for p in runnable), 1e-9)
+    done_s, todo, keys = 0.0, [], {}
+    for p in runnable:
+        keys[p.name] = key = part_key(p, model_id)
+        stored = read_part(out / PARTS_DIR / f"{p.name}.json")
+        if stored is not None and stored.get("key") == key:
+            say(f"{p.name}: done before ({stored['seconds']:.1f} s), kept")
+            records[p.name] = stored
+            done_s += p.estimate_s
+            tell(done_s / whole, f"{p.name}: done before, kept")
+            continue
+        if stored is not None:
+            say(f"{p.name}: stored with other settings; recomputing")
+        todo.append(p)
+    if not todo:
+        return
+    gpu = ", a GPU each" if executor.gpu else ""
+    say(
+        f"{len(todo)} part(s) as {len(remote.groups(todo))} {executor.name} task(s) on "
+        f"{executor.workers} CPU(s){gpu}: " + ", ".join(p.name for p in todo)
+    )
+    tell(done_s / whole, f"{len(todo)} part(s) submitted")
+    by_name = {p.name: p for p in todo}
+    arriving = remote.run_parts(executor, model, model_id["weights_combined_sha256"], todo)
+    with contextlib.closing(arriving):  # stopped here: the tasks still out are cancelled now
+        for r in arriving:
+            p = by_name[r["part"]]
+            records[p.name] = write_part(out, p, keys[p.name], r["payload"], r["csv"], r["seconds"])
+            done_s += p.estimate_s
+            say(f"{p.name}: {r['seconds']:.1f} s on {r['worker']} (estimate {p.estimate_s:.0f} s)")
+            tell(done_s / whole, f"{p.name}: done ({len(records)} of {len(runnable)})")
 
 
 def shrink_rest(

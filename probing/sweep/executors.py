@@ -1,10 +1,11 @@
 """Where the sweep's tasks run: a local process pool, or Ray (a laptop's or a cluster's).
 
-Both offer the same three calls: ``submit(kind, fn, *args) -> handle``, ``next_done(handles)
--> (handle, value)`` (the first to finish; a task's exception is raised here) and
-``close()``. ``kind`` is ``extract`` or ``fit``; Ray gives an extraction a GPU when the
-cluster has one. Neither executor computes anything itself: they only ship the functions of
-:mod:`probing.sweep.adapter` and their (small) arguments; features travel through the
+Both offer the same calls: ``submit(kind, fn, *args) -> handle``, ``next_done(handles)
+-> (handle, value)`` (the first to finish; a task's exception is raised here),
+``cancel(handles)`` and ``close()``. ``kind`` is ``extract`` or ``fit``; Ray gives an
+extraction a GPU when the cluster has one. Neither executor computes anything itself: they
+only ship the functions of :mod:`probing.sweep.adapter` (and the report's,
+:mod:`probing.report.remote`) and their (small) arguments; features travel through the
 feature-cache folder.
 """
 
@@ -70,6 +71,11 @@ class LocalExecutor:
         fut = next(iter(done))
         return fut, fut.result()
 
+    def cancel(self, handles: Iterable[cf.Future]) -> None:
+        """Drop tasks not yet started (a started one runs to its end)."""
+        for fut in handles:
+            fut.cancel()
+
     def close(self, cancel: bool = False) -> None:
         self._pool.shutdown(wait=True, cancel_futures=cancel)
         if self._main is not None:
@@ -133,6 +139,11 @@ class RayExecutor:
             if isinstance(cause, ContextLensError):  # a typed error stays typed
                 raise cause from exc
             raise
+
+    def cancel(self, handles: Iterable[Any]) -> None:
+        """Stop tasks (a Ray instance this executor joined outlives it, and so would they)."""
+        for ref in handles:
+            self._ray.cancel(ref, force=True)
 
     def close(self, cancel: bool = False) -> None:
         if self._started:
