@@ -159,6 +159,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "eval_every": _count(1, 10**9),
         "patience": _count(1, 10**6),
         "train_sentences": _count(1, 10**7),
+        "genre_per_doc": _count(1, 10**6),
         "max_steps": _count(0, 10**12),
         "threads": _count(1, 1024),
     },

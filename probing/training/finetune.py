@@ -130,6 +130,15 @@ def batch_order(n: int, epoch: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch]).permutation(n)
 
 
+def data_sha256(train: Sequence[Example], dev: Sequence[Example]) -> str:
+    """SHA-256 of the training and dev examples (a checkpoint resumes only the same data)."""
+    import hashlib
+    import json
+
+    rows = [[[e.words, e.label] for e in part] for part in (train, dev)]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -166,6 +175,7 @@ class Finetuner:
         self.model = FinetuneModel(encoder, len(self.labels), level)
         self.batcher = Batcher(tokenizer, self.labels, level)
         self.optimizer = make_optimizer(self.model, settings)
+        self.data_sha256 = data_sha256(self.train, self.dev)
         self.steps_per_epoch = math.ceil(len(self.train) / settings.batch_size)
         self.total_steps = settings.epochs * self.steps_per_epoch
         self.state: dict[str, Any] = {
@@ -192,6 +202,7 @@ class Finetuner:
         ckpt = {
             "settings": asdict(self.settings),
             "labels": self.labels,
+            "data_sha256": self.data_sha256,
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "state": self.state,
@@ -208,6 +219,11 @@ class Finetuner:
         if ckpt["settings"] != asdict(self.settings) or ckpt["labels"] != self.labels:
             raise ValueError(
                 f"{self.checkpoint_path} was written with other settings or labels; "
+                "remove it or use another work folder"
+            )
+        if ckpt.get("data_sha256") != self.data_sha256:  # same settings, other sentences
+            raise ValueError(
+                f"{self.checkpoint_path} was written for other training or dev sentences; "
                 "remove it or use another work folder"
             )
         self.model.load_state_dict(ckpt["model"])
@@ -325,6 +341,7 @@ class Finetuner:
             "labels": self.labels,
             "n_train": len(self.train),
             "n_dev": len(self.dev),
+            "data_sha256": self.data_sha256,
             "steps_per_epoch": self.steps_per_epoch,
             "state": {k: v for k, v in self.state.items() if k != "history"},
             "history": self.state["history"],

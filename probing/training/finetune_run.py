@@ -36,6 +36,12 @@ def add_train_finetune_arguments(parser: argparse.ArgumentParser) -> argparse.Ar
     a("--eval-every", type=int, default=15, help="steps between dev evaluations")
     a("--patience", type=int, default=2, help="evaluations without a better dev accuracy")
     a("--train-sentences", type=int, default=240, help="training sentences (a seeded sample)")
+    a(
+        "--genre-per-doc",
+        type=int,
+        default=1,
+        help="genre: Brown training sentences per document the sample is drawn from",
+    )
     a("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
     a("--threads", type=int, default=1, help="torch CPU threads")
     a("--work-dir", type=Path, default=None, help="checkpoint folder (default: beside export)")
@@ -74,7 +80,12 @@ def settings_from_args(args: argparse.Namespace):
         eval_every=args.eval_every,
         patience=args.patience,
     )
-    return settings, Sizes(upos_train=args.train_sentences, genre_train=args.train_sentences)
+    sizes = Sizes(
+        upos_train=args.train_sentences,
+        genre_train=args.train_sentences,
+        genre_train_per_doc=args.genre_per_doc,
+    )
+    return settings, sizes
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,27 +1,28 @@
 """Re-make ``results/finetune/``: what fine-tuning minilm-l6 changes, per layer.
 
-Command (the committed run; about an hour on 2 busy cores, see ``card.json``)::
+Command (the committed run; wall times in ``card.json``)::
 
-    python results/finetune/make.py --train --out results/finetune \\
+    python results/finetune/make.py --train --jobs 2 --out results/finetune \\
         --docs docs/course_objectives.md --overwrite
 
 ``--train`` first runs ``python -m probing train-finetune`` for UPOS and genre with seeds
-0, 1, 2 (resumable; the fine-tuned weights stay in the cache, not in git). Then, per seed:
-the layer shift (linear CKA and cosine distance, before vs after, on ~1,000 UD-EWT test
-words), the other task's probe per layer (UPOS on the genre-tuned model, genre on the
-UPOS-tuned one) and the fine-tuned model's own test predictions; once: the pre-trained
-minilm-l6's probes and the scalar mixes (the ELMo way) of minilm-l6 and elmo-mini. Every
-piece is kept in ``--work`` and reused by a rerun. Written: ``sentence-scores/{upos,genre}.safetensors``
-(per test sentence / document counts), ``layers.json`` (per layer, per seed),
-``comparisons.json`` (the engine's tables), ``card.json`` (settings, sizes, seeds, hashes,
-wall times), and the generated block of ``--docs``.
+0, 1, 2 (:data:`TRAIN_ARGS`: 1,000 training sentences, 2 epochs of batch 16; ``--jobs``
+runs at once; resumable; the fine-tuned weights stay in the cache, not in git). Then, per
+seed: the layer shift (linear CKA and cosine distance, before vs after, on the UD-EWT test
+words of :data:`SHIFT_WORDS`), the other task's probe per layer (UPOS on the genre-tuned
+model, genre on the UPOS-tuned one) and the fine-tuned model's own test predictions; once:
+the pre-trained minilm-l6's probes and the scalar mixes (the ELMo way) of minilm-l6 and
+elmo-mini. Every piece is kept in ``--work`` (safetensors counts or JSON) and reused by a
+rerun. Written: ``sentence-scores/{upos,genre}.safetensors`` (per test sentence / document
+counts), ``layers.json`` (per layer, per seed), ``comparisons.json`` (the engine's tables),
+``card.json`` (settings, sizes, seeds, hashes, wall times), and the generated block of
+``--docs``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import subprocess
 import sys
 import time
@@ -32,37 +33,98 @@ sys.path.insert(0, str(ROOT))
 
 SEEDS = (0, 1, 2)
 TASKS = ("upos", "genre")
+# The fine-tuning size: 1,000 sentences x 2 epochs = 126 steps of 16 a run, about 2 s of CPU a
+# step, so the six runs take about 25 min of CPU (the committed ones: 34 min wall, six at once
+# at nice 10 on two cores shared with other jobs; each run's step time is in card.json).
+TRAIN_ARGS = (
+    "--train-sentences", "1000",
+    "--genre-per-doc", "3",  # Brown train has 400 documents: 3 each to sample 1,000 from
+    "--epochs", "2",
+    "--batch-size", "16",
+    "--eval-every", "21",  # three dev evaluations an epoch
+    "--patience", "2",
+)  # fmt: skip
 PROBE_SIZES = {"upos_train": 240, "upos_dev": 60, "genre_train": 240, "genre_dev_per_doc": 1}
 SHIFT_WORDS = 400
 MARK = "finetune"
 
 
+def save_piece(work: Path, name: str, value, wall: float) -> None:
+    """Keep a piece: counts (one cell or a dict of cells) as safetensors, the rest as JSON."""
+    from probing.io import atomic_write_json
+    from probing.probes.compare import SentenceCounts
+    from probing.probes.reapply import StoredCounts, save_counts
+
+    work.mkdir(parents=True, exist_ok=True)
+    if isinstance(value, SentenceCounts):
+        cells, kind = {"": value}, "cell"
+    elif (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, SentenceCounts) for v in value.values())
+    ):
+        cells, kind = value, "cells"
+    else:
+        atomic_write_json(work / f"{name}.json", {"value": value, "wall_s": wall})
+        return
+    n = next(iter(cells.values())).counts.shape[1]
+    info = {"piece": kind, "wall_s": wall}
+    save_counts(StoredCounts("piece", n, cells, info), work / f"{name}.safetensors", __file__)
+
+
+def load_piece(work: Path, name: str):
+    """A kept piece and its wall time, or None when it is not there."""
+    from probing.probes.reapply import load_counts
+
+    counts, plain = work / f"{name}.safetensors", work / f"{name}.json"
+    if counts.is_file():
+        stored = load_counts(counts)
+        cells = stored.cells[""] if stored.info["piece"] == "cell" else stored.cells
+        return cells, float(stored.info["wall_s"])
+    if plain.is_file():
+        kept = json.loads(plain.read_text(encoding="utf-8"))
+        return kept["value"], float(kept["wall_s"])
+    return None
+
+
 def memo(work: Path, name: str, fn):
-    """``fn()`` once: its value is kept in ``work/name.pkl`` (a checkpoint per piece)."""
-    path = work / f"{name}.pkl"
-    if path.is_file():
-        return pickle.loads(path.read_bytes())
+    """``(fn(), wall)`` once: kept in ``work`` (a checkpoint per piece) and read back after."""
+    kept = load_piece(work, name)
+    if kept is not None:
+        return kept
     t0 = time.perf_counter()
     value = fn()
     wall = time.perf_counter() - t0
-    work.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps((value, wall)))
-    tmp.replace(path)
+    save_piece(work, name, value, wall)
     print(f"{name}: {wall:.0f} s", flush=True)
-    return value, wall
+    return load_piece(work, name)  # what a rerun reads (lists for tuples, float counts)
 
 
-def train(seeds, threads: int) -> dict:
-    """Run (or resume) every fine-tuning; returns each command's wall time."""
+def train(seeds, threads: int, jobs: int = 1) -> dict:
+    """Run (or resume) every fine-tuning, ``jobs`` at a time; returns each command's wall time."""
+    todo = [(task, seed) for task in TASKS for seed in seeds]
+    running: list[tuple[str, subprocess.Popen, float]] = []
     times = {}
-    for task in TASKS:
-        for seed in seeds:
+
+    def finish(key, proc, t0):
+        if proc.wait() != 0:
+            raise SystemExit(f"train-finetune {key} failed (exit {proc.returncode})")
+        times[key] = round(time.perf_counter() - t0, 1)
+
+    while todo or running:
+        while todo and len(running) < max(1, jobs):
+            task, seed = todo.pop(0)
             cmd = [sys.executable, "-m", "probing", "train-finetune", "--task", task]
-            cmd += ["--seed", str(seed), "--threads", str(threads)]
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, cwd=ROOT)
-            times[f"{task}-s{seed}"] = round(time.perf_counter() - t0, 1)
+            cmd += ["--seed", str(seed), "--threads", str(threads), *TRAIN_ARGS]
+            running.append(
+                (f"{task}-s{seed}", subprocess.Popen(cmd, cwd=ROOT), time.perf_counter())
+            )
+        done = [r for r in running if r[1].poll() is not None]
+        for r in done:
+            running.remove(r)
+            finish(*r)
+        if not done:
+            time.sleep(2)
     return times
 
 
@@ -257,7 +319,7 @@ def tables(m: dict, seeds) -> tuple[dict, dict, dict]:
 def card(m: dict, seeds, train_times: dict | None) -> dict:
     from probing.models.embedded import minilm_dir
     from probing.training.finetune import weights_sha256
-    from probing.training.finetune_data import UPOS_TEST, Sizes
+    from probing.training.finetune_data import UPOS_TEST
 
     runs = {}
     for key, t in m["tuned"].items():
@@ -267,6 +329,7 @@ def card(m: dict, seeds, train_times: dict | None) -> dict:
             "n_train": info["n_train"],
             "n_dev": info["n_dev"],
             "n_train_words": info.get("n_train_words"),
+            "data_sha256": info.get("data_sha256"),
             "steps": info["state"]["step"],
             "steps_per_epoch": info["steps_per_epoch"],
             "stopped_early": info["state"]["stopped_early"],
@@ -276,19 +339,23 @@ def card(m: dict, seeds, train_times: dict | None) -> dict:
             "dev_history": info["history"],
             "labels": info["labels"],
         }
+    sizes = {json.dumps(t["info"].get("sizes"), sort_keys=True) for t in m["tuned"].values()}
+    if len(sizes) != 1:
+        raise SystemExit(f"the runs were trained on different data sizes: {sorted(sizes)}")
     return {
         "what": "minilm-l6 (all-MiniLM-L6-v2) fine-tuned end to end on UD-EWT UPOS (linear head on "
         "each word's first piece, last layer) and Brown genre (linear head on the mean of the "
         "pieces, last layer); the weights are not committed (re-made by the command)",
         "start_model_sha256": weights_sha256(minilm_dir()),
         "seeds": list(seeds),
-        "data_sizes": {**Sizes().__dict__, "upos_test_sentences": UPOS_TEST},
+        "data_sizes": {**json.loads(sizes.pop()), "upos_test_sentences": UPOS_TEST},
+        "train_args": list(TRAIN_ARGS),
         "probe_sizes": PROBE_SIZES,
         "shift_words": SHIFT_WORDS,
         "runs": runs,
         "train_command_wall_s": train_times or {},
         "measure_wall_s": m["wall_s"],
-        "command": "python results/finetune/make.py --train --out results/finetune --docs docs/course_objectives.md --overwrite",
+        "command": "python results/finetune/make.py --train --jobs 2 --out results/finetune --docs docs/course_objectives.md --overwrite",
     }
 
 
@@ -322,6 +389,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="per-piece cache (default: cache)")
     ap.add_argument("--train", action="store_true", help="run the fine-tuning first")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1, help="fine-tuning runs at once (--train)")
     ap.add_argument("--docs", type=Path, default=None, help="a doc whose finetune block to rewrite")
     ap.add_argument("--overwrite", action="store_true")
     ap.add_argument("--base-only", action="store_true", help="only the pre-trained pieces")
@@ -349,7 +417,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     seeds = tuple(int(x) for x in args.seeds.split(","))
-    train_times = train(seeds, args.threads) if args.train else None
+    train_times = train(seeds, args.threads, args.jobs) if args.train else None
     work = args.work or cache_dir() / "finetune" / "make"
     only = set(args.only.split(",")) if args.only else None
     m = measure(work, seeds, args.base_only, only)

@@ -115,6 +115,35 @@ def test_a_checkpoint_of_other_settings_is_refused(tiny_dir, upos, tmp_path):
         Finetuner(replace(settings, lr=2e-5), tiny_dir, train, dev, tmp_path / "w")
 
 
+def test_a_checkpoint_of_other_sentences_is_refused(tiny_dir, upos, tmp_path):
+    """Same settings, other training sentences (a run re-made at another size) must not
+    resume the old run's checkpoint."""
+    train, dev = upos
+    settings = FinetuneSettings(task="upos", epochs=1, batch_size=4)
+    Finetuner(settings, tiny_dir, train, dev, tmp_path / "w").fit(max_steps=1)
+    Finetuner(settings, tiny_dir, train, dev, tmp_path / "w")  # the same data resumes
+    with pytest.raises(ValueError, match="other training or dev sentences"):
+        Finetuner(settings, tiny_dir, train, dev[::-1], tmp_path / "w")  # same labels
+
+
+def test_the_cli_sizes_reach_the_data():
+    """--train-sentences and --genre-per-doc choose the sentences a run trains on."""
+    import argparse
+
+    from probing.training.finetune_data import task_data
+    from probing.training.finetune_run import add_train_finetune_arguments, settings_from_args
+
+    parser = add_train_finetune_arguments(argparse.ArgumentParser())
+    args = parser.parse_args(
+        ["--task", "genre", "--train-sentences", "500", "--genre-per-doc", "2"]
+    )
+    settings, sizes = settings_from_args(args)
+    assert (settings.task, sizes.genre_train, sizes.genre_train_per_doc) == ("genre", 500, 2)
+    train, _ = task_data("genre", sizes)
+    once, _ = task_data("genre", replace(sizes, genre_train_per_doc=1))
+    assert len(train) == 500 and len(once) < 500  # one a document does not reach 500
+
+
 def test_warm_up_then_linear_decay():
     total = 20  # 10 % warm-up: 2 steps
     f = [lr_factor(k, total, 0.1) for k in range(total + 1)]

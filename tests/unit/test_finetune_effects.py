@@ -70,6 +70,42 @@ def test_the_remake_script_refuses_the_shipped_folder():
     assert "Traceback" not in out.stderr
 
 
+def _make_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "finetune_make", ROOT / "results/finetune/make.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_remake_keeps_its_pieces_as_safetensors_and_json(tmp_path):
+    """make.py's per-piece checkpoints read back what was kept, written without pickle."""
+    make = _make_module()
+    cells = {"layer 0": _cell(np.arange(5)), "layer 1": _cell(np.stack([np.arange(5)] * 2), (0, 1))}
+    calls = []
+
+    def once(value):
+        return lambda: calls.append(1) or value
+
+    for name, value in (("cells", cells), ("cell", cells["layer 1"]), ("shift", ([1.0], [0.5]))):
+        first, _ = make.memo(tmp_path, name, once(value))
+        again, wall = make.memo(tmp_path, name, once(value))  # read back, fn not called
+        assert wall >= 0.0
+        for got in (first, again):
+            if name == "shift":
+                assert got == [[1.0], [0.5]]
+                continue
+            for k, c in got.items() if name == "cells" else [("", got)]:
+                want = cells[k] if k else cells["layer 1"]
+                assert np.array_equal(c.counts, want.counts) and c.seeds == want.seeds
+    assert len(calls) == 3
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".safetensors", ".safetensors"]
+    assert "pickle" not in (ROOT / "results/finetune/make.py").read_text(encoding="utf-8")
+
+
 @pytest.mark.slow
 def test_a_model_against_itself_moved_nowhere():
     from probing.analyses.finetune_effects import layer_shift

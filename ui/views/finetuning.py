@@ -61,7 +61,7 @@ def render() -> None:
     if loaded is None:
         st.info(
             "No committed fine-tuning run in results/finetune/. Make it with "
-            "`python results/finetune/make.py --train --out results/finetune --overwrite`."
+            "`python results/finetune/make.py --train --jobs 2 --out results/finetune --overwrite`."
         )
         return
     figures, comparisons, card = loaded
