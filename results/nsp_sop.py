@@ -3,13 +3,16 @@ negatives from the same document and on swapped pairs.
 
     PYTHONPATH=. nice -n 10 python results/nsp_sop.py --data-dir DATA --overwrite
         [--work-dir DIR] [--test-per-doc 6] [--seed 0] [--out results/nsp-sop]
-        [--doc docs/course_objectives.md] [--from-items]
+        [--doc docs/course_objectives.md] [--from-items] [--heads HEAD ...]
 
 The test pairs are those ``train-pair-heads`` scored for the cards (the same documents,
 anchors and seed: :mod:`probing.training.sentence_pairs`); the heads are loaded from
-``models/minilm-l6-{nsp,sop}`` (:func:`probing.models.pair_heads.load_pair_head`) and read
-the frozen encoder's ``[CLS]`` state of each pair (cached in ``--work-dir``, shared with
-training). Written:
+``models/minilm-l6-{nsp,sop,sop-top2}`` (:func:`probing.models.pair_heads.load_pair_head`).
+The frozen-encoder heads read the encoder's ``[CLS]`` state of each pair (cached in
+``--work-dir``, shared with training); ``sop-top2`` (the top 2 layers trained with the head)
+runs the whole model on each pair, or reads the scores its training run cached in the same
+``--work-dir`` under the digest of its weights
+(:func:`probing.training.pair_heads_tuned.cached_predictions`). Written:
 
 - ``<out>/items.csv``: per pair its anchor, test document, kind, label and each head's
   P(continues) and correctness;
@@ -19,6 +22,8 @@ training). Written:
 - the block between ``<!-- generated:nsp-sop:begin/end -->`` in ``--doc``.
 
 ``--from-items`` re-makes the summary and the block from the committed ``items.csv`` alone.
+``--heads H ...`` scores only those heads and keeps the other heads' columns of the existing
+``items.csv`` (its rows must be the same pairs: document, kind and label are checked).
 """
 
 from __future__ import annotations
@@ -47,10 +52,10 @@ from probing.io import atomic_write, atomic_write_json, atomic_write_text  # noq
 from probing.probes.compare import Engine  # noqa: E402
 from probing.shipped import add_overwrite_argument, refuse_shipped  # noqa: E402
 
-HEADS = ("nsp", "sop")
+HEADS = ("nsp", "sop", "sop-top2")
 BEGIN, END = "<!-- generated:nsp-sop:begin -->", "<!-- generated:nsp-sop:end -->"
-COLUMNS = ("anchor", "doc_id", "kind", "label", "p_continue_nsp", "p_continue_sop",
-           "correct_nsp", "correct_sop")  # fmt: skip
+COLUMNS = ("anchor", "doc_id", "kind", "label", *(f"p_continue_{h}" for h in HEADS),
+           *(f"correct_{h}" for h in HEADS))  # fmt: skip
 N_BOOT = 2000
 METHOD = (
     "Each set: the test positives (a sentence and the next one, label 0) plus one kind of "
@@ -64,36 +69,63 @@ METHOD = (
 )
 
 
-def score_items(args: argparse.Namespace) -> list[dict]:
-    """Encode the test pairs (cached), apply both shipped heads, one row per pair."""
+def _head_probs(head: str, pairs, work: Path):
+    """(N, 2) class probabilities of one shipped head on ``pairs``: through the cached
+    ``[CLS]`` states for a frozen-encoder head, the whole model for one with tuned layers."""
     import torch
 
-    from probing.models.pair_heads import load_pair_head
+    from probing.models.pair_heads import load_pair_head, tuned_parameter_names
     from probing.training.pair_features import cached_cls
-    from probing.training.pair_heads import default_work_dir
-    from probing.training.sentence_pairs import KINDS, pairs_of, read_documents, sample_anchors
+    from probing.training.pair_heads_tuned import cached_predictions
+
+    model, tokenizer, manifest = load_pair_head(f"minilm-l6-{head}")
+    if manifest.get("tuned_layers"):
+        names = tuned_parameter_names(manifest["tuned_layers"], model.state_dict())
+        return cached_predictions(model, tokenizer, names, pairs, work)
+    cls = cached_cls(model, tokenizer, pairs, work / "features", "test")
+    with torch.no_grad():  # BertForPreTraining's NSP path on the cached [CLS] states
+        logits = model.cls.seq_relationship(model.bert.pooler(cls[:, None, :]))
+    return torch.softmax(logits, -1).double().numpy()
+
+
+def score_items(args: argparse.Namespace, keep: list[dict] | None = None) -> list[dict]:
+    """Apply the shipped heads (``args.heads``) to the test pairs, one row per pair; the
+    other heads' columns come from ``keep`` (the existing rows of the same pairs)."""
+    import torch
+
+    from probing.training.sentence_pairs import (
+        KINDS,
+        pair_heads_work_dir,
+        pairs_of,
+        read_documents,
+        sample_anchors,
+    )
 
     torch.set_num_threads(1)
     docs = read_documents("test", args.data_dir)
     anchors = sample_anchors(docs, args.test_per_doc, seed=args.seed)
     pairs = list(pairs_of(anchors, docs, seed=args.seed, kinds=KINDS))
-    work = Path(args.work_dir or default_work_dir()) / "features"
-    probs, preds = {}, {}
-    for head in HEADS:
-        model, tokenizer, _ = load_pair_head(f"minilm-l6-{head}")
-        cls = cached_cls(model, tokenizer, pairs, work, "test")
-        with torch.no_grad():  # BertForPreTraining's NSP path on the cached [CLS] states
-            logits = model.cls.seq_relationship(model.bert.pooler(cls[:, None, :]))
-        probs[head] = torch.softmax(logits, -1)[:, 0].numpy()
-        preds[head] = logits.argmax(-1).numpy()  # the class, as in training (1: not)
+    if keep is not None:
+        same = len(keep) == len(pairs) and all(
+            (r["doc_id"], r["kind"], int(r["label"])) == (p.doc_id, p.kind, p.label)
+            for r, p in zip(keep, pairs, strict=False)
+        )
+        if not same:
+            raise SystemExit("items.csv holds other pairs: score every head (leave out --heads)")
+    work = Path(args.work_dir or pair_heads_work_dir())
+    probs = {head: _head_probs(head, pairs, work) for head in args.heads}
     rows = []
     for n, pair in enumerate(pairs):
         row = {"anchor": n // len(KINDS), "doc_id": pair.doc_id, "kind": pair.kind,
                "label": pair.label}  # fmt: skip
         for head in HEADS:
-            p = float(probs[head][n])
-            row[f"p_continue_{head}"] = f"{p:.6f}"
-            row[f"correct_{head}"] = int(preds[head][n] == pair.label)
+            if head not in probs:
+                row[f"p_continue_{head}"] = keep[n][f"p_continue_{head}"]
+                row[f"correct_{head}"] = int(keep[n][f"correct_{head}"])
+                continue
+            p = probs[head][n]
+            row[f"p_continue_{head}"] = f"{p[0]:.6f}"
+            row[f"correct_{head}"] = int(int(p.argmax()) == pair.label)  # 1: not continues
         rows.append(row)
     return rows
 
@@ -175,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "nsp-sop")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "course_objectives.md")
     ap.add_argument("--from-items", action="store_true", help="re-make from items.csv only")
+    ap.add_argument("--heads", nargs="+", choices=HEADS, default=list(HEADS),
+                    help="score these heads; keep the others' columns of items.csv")  # fmt: skip
     add_overwrite_argument(ap)
     args = ap.parse_args(argv)
     items, summary_path = args.out / "items.csv", args.out / "summary.json"
@@ -192,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = read_items(items)
     else:
         args.out.mkdir(parents=True, exist_ok=True)
-        rows = score_items(args)
+        keep = read_items(items) if set(args.heads) != set(HEADS) else None
+        rows = score_items(args, keep)
         write_items(rows, items)
     summary = summarise(rows)
     atomic_write_json(summary_path, summary)

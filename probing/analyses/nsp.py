@@ -13,7 +13,8 @@ from another document, so NSP can be solved largely by topic, not coherence. A h
 P(IsNext) says "same topic" at least as much as "follows".
 
 Without such a checkpoint, :func:`load_nsp_model` also takes ``minilm-l6-nsp`` and
-``minilm-l6-sop``: an NSP and an SOP head trained here on the frozen embedded minilm-l6
+``minilm-l6-sop``: an NSP and an SOP head trained here on the frozen embedded minilm-l6, and
+``minilm-l6-sop-top2``: an SOP head trained here together with minilm-l6's top 2 layers
 (:mod:`probing.models.pair_heads`; not BERT's own heads, and their cards say how they were made).
 
 Loading follows the rest of ContextLens: safetensors only, ``trust_remote_code`` never,
@@ -190,13 +191,13 @@ def load_nsp_model(name_or_path: str, *, allow_paths: bool = True) -> NspModel:
 
 
 def load_trained_pair_head(name: str) -> NspModel:
-    """One of the heads trained here (``minilm-l6-nsp``, ``minilm-l6-sop``) as an
-    :class:`NspModel` (:mod:`probing.models.pair_heads`)."""
-    from probing.models.pair_heads import DESCRIPTIONS, load_pair_head
+    """One of the heads trained here (``minilm-l6-nsp``, ``minilm-l6-sop``,
+    ``minilm-l6-sop-top2``) as an :class:`NspModel` (:mod:`probing.models.pair_heads`)."""
+    from probing.models.pair_heads import description, load_pair_head
 
     model, tokenizer, manifest = load_pair_head(name)
     task = manifest.get("task", "nsp")
-    return NspModel(name, model, tokenizer, description=DESCRIPTIONS[task], task=task)
+    return NspModel(name, model, tokenizer, description=description(manifest), task=task)
 
 
 @torch.inference_mode()

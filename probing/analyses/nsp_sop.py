@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
@@ -29,13 +30,14 @@ from probing.probes.compare import (
 )
 
 SET_KINDS = ("other_doc", "same_doc", "swapped")  # negatives; each set adds the positives
-OWN_SET = {"nsp": "other_doc", "sop": "swapped"}
+# heads: the frozen-encoder NSP and SOP heads, and the SOP head trained with the top 2 layers
+OWN_SET = {"nsp": "other_doc", "sop": "swapped", "sop-top2": "swapped"}
 SET_LABELS = {
     "other_doc": "negatives from another document",
     "same_doc": "negatives from the same document",
     "swapped": "swapped pairs",
 }
-HEAD_LABELS = {"nsp": "NSP head", "sop": "SOP head"}
+HEAD_LABELS = {"nsp": "NSP head", "sop": "SOP head", "sop-top2": "SOP head with top 2 layers tuned"}
 UNIT = "nsp-sop test documents"
 CHANCE = "chance"
 
@@ -124,14 +126,13 @@ def accuracies(
 
 def comparison_rows(heads: Sequence[str]) -> list[tuple[str, str]]:
     """The family of differences the lesson rests on, ``(a, b)`` as ``a − b``: each cell
-    against chance; each head's own set against its two other sets; the two heads on each
-    set."""
+    against chance; each head's own set against its two other sets; every two heads on each
+    set (in ``heads`` order)."""
     rows = [(cell_name(h, k), CHANCE) for h in heads for k in SET_KINDS]
     for h in heads:
         own = OWN_SET[h]
         rows += [(cell_name(h, own), cell_name(h, k)) for k in SET_KINDS if k != own]
-    if len(heads) == 2:
-        a, b = heads
+    for a, b in combinations(heads, 2):
         rows += [(cell_name(a, k), cell_name(b, k)) for k in SET_KINDS]
     return rows
 

@@ -129,6 +129,10 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "threads": _count(1, 1024),
         "checkpoint_minutes": _MINUTES,
         "max_steps": _count(1, 10**12),
+        "tune_top_layers": _count(0, 64),  # more than the encoder has: refused by the trainer
+        "layer_lr": Bound(1e-9, 10, float),
+        "eval_every": _count(1, 10**9),
+        "log_every": _count(1, 10**9),
     },
     "train-mlm-head": {
         "max_tokens": _count(1, 10**12),

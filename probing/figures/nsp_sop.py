@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from probing.analyses.nsp_sop import HEAD_LABELS, SET_KINDS, SET_LABELS
 
-COLOURS = {"nsp": "#1f77b4", "sop": "#ff7f0e"}
+COLOURS = {"nsp": "#1f77b4", "sop": "#ff7f0e", "sop-top2": "#2ca02c"}
 
 
 def pair_head_accuracy_figure(rows: Sequence[Mapping]) -> go.Figure:
@@ -44,7 +44,8 @@ def pair_head_accuracy_figure(rows: Sequence[Mapping]) -> go.Figure:
         )
     fig.add_hline(y=50, line_dash="dash", line_color="grey", annotation_text="chance")
     fig.update_layout(
-        title="Pair heads on frozen minilm-l6: test accuracy by kind of negative",
+        title="Pair heads on minilm-l6 (frozen, or top 2 layers tuned): test accuracy by kind "
+        "of negative",
         barmode="group",
         yaxis={"title": "accuracy (%, 95 % interval)", "range": [0, 105]},
         xaxis={"title": "positives (the next sentence) + …"},

@@ -6,7 +6,10 @@ layer's ``[CLS]`` state) and ``cls.seq_relationship`` (a 2-way linear) — once 
 once for SOP, on the *unchanged* encoder. A folder holds:
 
 - ``head.safetensors``: the four head tensors under their ``BertForPreTraining`` names
-  (``bert.pooler.dense.{weight,bias}``, ``cls.seq_relationship.{weight,bias}``), fp32;
+  (``bert.pooler.dense.{weight,bias}``, ``cls.seq_relationship.{weight,bias}``), fp32; a
+  head trained together with the encoder's top layers (``minilm-l6-sop-top2``,
+  :mod:`probing.training.pair_heads_tuned`) also holds those layers' tensors, listed as
+  ``tuned_layers`` in ``head.json``: the rest of the encoder is the embedded checkpoint;
 - ``head.json``: the task, the base checkpoint's sha256, the head file's sha256 and the
   training summary; ``README.md``: the model card.
 
@@ -38,6 +41,7 @@ HEAD_FORMAT = "contextlens-pair-head/1"
 PAIR_HEADS = {
     "minilm-l6-nsp": ("nsp", MODELS_DIR / "minilm-l6-nsp"),
     "minilm-l6-sop": ("sop", MODELS_DIR / "minilm-l6-sop"),
+    "minilm-l6-sop-top2": ("sop", MODELS_DIR / "minilm-l6-sop-top2"),
 }
 DESCRIPTIONS = {
     "nsp": "an NSP head trained here on a frozen minilm-l6 (next sentence vs a sentence "
@@ -45,6 +49,11 @@ DESCRIPTIONS = {
     "sop": "an SOP head trained here on a frozen minilm-l6 (two consecutive sentences in "
     "order vs swapped); not the original BERT or ALBERT head",
 }
+TUNED_DESCRIPTION = (
+    "an SOP head trained here together with minilm-l6's top {k} layers (the rest of the "
+    "encoder frozen; two consecutive sentences in order vs swapped); not the original BERT or "
+    "ALBERT head"
+)
 # Head parameter name here -> its name in BertForPreTraining.
 HEAD_NAMES = {
     "pooler.weight": "bert.pooler.dense.weight",
@@ -69,6 +78,19 @@ class PairHead(torch.nn.Module):
         return self.classifier(torch.tanh(self.pooler(cls)))
 
 
+def tuned_parameter_names(layers: list[int], state_dict: dict[str, Any]) -> list[str]:
+    """The ``BertForPreTraining`` tensor names a head with ``layers`` tuned holds: every
+    tensor of those encoder layers, then the NSP head's four."""
+    prefixes = tuple(f"bert.encoder.layer.{i}." for i in layers)
+    return [n for n in state_dict if n.startswith(prefixes)] + list(HEAD_NAMES.values())
+
+
+def description(manifest: dict[str, Any]) -> str:
+    """What the head in ``manifest`` is, for captions (frozen or with tuned layers)."""
+    k = len(manifest.get("tuned_layers", []))
+    return TUNED_DESCRIPTION.format(k=k) if k else DESCRIPTIONS[manifest.get("task", "nsp")]
+
+
 def base_pretraining_model(base_dir: Path | None = None):
     """``BertForPreTraining`` with the pretrained minilm-l6 encoder (heads untrained),
     eval mode, and its tokenizer. The encoder is the checkpoint, bit for bit."""
@@ -85,15 +107,20 @@ def base_pretraining_model(base_dir: Path | None = None):
     return model, tokenizer
 
 
-def save_pair_head(head: PairHead, out_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def save_pair_head(
+    head: PairHead | dict[str, torch.Tensor], out_dir: Path, manifest: dict[str, Any]
+) -> dict[str, Any]:
     """Write ``head.safetensors`` then ``head.json`` (the manifest last: it carries the head
-    file's sha256, so a half-written export is detected on load). Returns the manifest."""
+    file's sha256, so a half-written export is detected on load). ``head`` is a
+    :class:`PairHead`, or ``BertForPreTraining`` tensors by name (the head's and, for a head
+    trained with the top layers, theirs; the manifest then lists ``tuned_layers``). Returns
+    the manifest."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tensors = {
-        HEAD_NAMES[k]: v.detach().to(torch.float32).contiguous().clone()
-        for k, v in head.state_dict().items()
-    }
+    named = (
+        head if isinstance(head, dict) else {HEAD_NAMES[k]: v for k, v in head.state_dict().items()}
+    )
+    tensors = {k: v.detach().to(torch.float32).contiguous().clone() for k, v in named.items()}
     path = out_dir / HEAD_FILE
     atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata={"format": HEAD_FORMAT}))
     full = {
@@ -143,8 +170,15 @@ def load_pair_head(name_or_folder: str | Path):
     model, tokenizer = base_pretraining_model()
     tensors = load_file(str(path))
     own = model.state_dict()
+    # a head trained with the top layers holds those layers too, and nothing else
+    expected = tuned_parameter_names(list(manifest.get("tuned_layers", [])), own)
+    extra = sorted(set(tensors) - set(expected))
+    if extra:
+        raise ModelUnavailableError(
+            f"{path} holds tensors {MANIFEST_FILE} does not list: {extra[:3]}"
+        )
     with torch.no_grad():
-        for name in HEAD_NAMES.values():
+        for name in expected:
             if name not in tensors or tensors[name].shape != own[name].shape:
                 raise ModelUnavailableError(f"{path} lacks {name} or has another shape")
             own[name].copy_(tensors[name])

@@ -177,6 +177,18 @@ def add_train_pair_heads_arguments(parser: argparse.ArgumentParser) -> argparse.
     a("--checkpoint-minutes", type=float, default=1.0, help="also after every epoch")
     a("--max-steps", type=int, default=None, help="stop after N steps this run (smoke tests)")
     a("--fresh", action="store_true", help="ignore the checkpoints (the feature cache stays)")
+    a(
+        "--tune-top-layers",
+        type=int,
+        default=0,
+        metavar="K",
+        help="train the encoder's top K layers with the head on raw pairs, exported as "
+        "minilm-l6-<task>-top<K> (0: the frozen encoder's cached [CLS] states; "
+        "probing.training.pair_heads_tuned)",
+    )
+    a("--layer-lr", type=float, default=1e-4, help="AdamW learning rate of the tuned layers")
+    a("--eval-every", type=int, default=100, help="steps between dev evaluations (tuned runs)")
+    a("--log-every", type=int, default=10, help="steps between log lines (tuned runs)")
     add_overwrite_argument(parser)
     return parser
 

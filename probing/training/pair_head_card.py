@@ -1,5 +1,6 @@
-"""The model card of a pair head (``models/minilm-l6-nsp``, ``models/minilm-l6-sop``),
-rendered from its training summary (the ``training`` entry of ``head.json``)."""
+"""The model card of a pair head (``models/minilm-l6-nsp``, ``models/minilm-l6-sop``,
+``models/minilm-l6-sop-top2``), rendered from its training summary (the ``training`` entry
+of ``head.json``)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,48 @@ def pair_head_card_values(name: str, manifest: dict[str, Any]) -> dict[str, Any]
     }
 
 
+def tuned_card_values(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The tuned template's fields (a head trained with the encoder's top layers)."""
+    log = manifest["training"]
+    title, class0, class1, rule = _TASK_TEXT[log["task"]]
+    tuned = manifest["tuned_layers"]
+    pairs, per_doc, s = log["pairs"], log["per_document"], log["settings"]
+    test = log["test"]
+    pct = lambda x: f"{100 * x:.1f} %"  # noqa: E731
+    rows = [
+        f"| {h['step']} | {h['train_loss']:.3f} | {pct(h['dev'])} |"
+        if h["train_loss"] is not None
+        else f"| {h['step']} | – | {pct(h['dev'])} |"
+        for h in log["history"]
+    ]
+    return {
+        "name": name,
+        "title": f"an {log['task'].upper()} head trained with the top {len(tuned)} layers of "
+        "all-MiniLM-L6-v2",
+        "description": log["description"],
+        "task": log["task"],
+        "k": len(tuned),
+        "tuned_layers": " and ".join(str(i) for i in tuned),
+        "frozen_layers": f"0–{min(tuned) - 1}",
+        "base_sha256_16": manifest["base_sha256"][:16],
+        "n_params": f"{log['n_parameters']:,}",
+        "class0": class0,
+        "class1": class1,
+        "pair_rule": rule,
+        **{f"{n}_pairs": f"{pairs[n]['pairs']:,}" for n in pairs},
+        **{f"{n}_docs": f"{pairs[n]['documents']:,}" for n in pairs},
+        **{f"{n}_per_doc": per_doc[n] if per_doc[n] is not None else "all" for n in per_doc},
+        **s,
+        "steps": log["steps"],
+        "best_step": log["best_epoch"]["step"],
+        "best_dev": pct(log["best_epoch"]["dev"]),
+        "train_s": f"{log['train_seconds']:,.0f}",
+        "history_rows": "\n".join(rows),
+        "test_acc": pct(test["accuracy"]),
+        "test_ci": f"[{pct(test['ci_low'])}, {pct(test['ci_high'])}]",
+    }
+
+
 def _encoding_note(enc: dict[str, float]) -> str:
     """What the exporting run encoded and what it read from the feature cache."""
     done, cached = int(enc["encoded"]), int(enc["cached"])
@@ -73,6 +116,10 @@ def _encoding_note(enc: dict[str, float]) -> str:
 
 
 def write_pair_head_card(folder: Path, manifest: dict[str, Any]) -> Path:
-    """Write ``folder/README.md`` from the head's manifest."""
-    text = render_card("minilm-l6-pair-head", pair_head_card_values(folder.name, manifest))
+    """Write ``folder/README.md`` from the head's manifest (the tuned template when it lists
+    ``tuned_layers``)."""
+    if manifest.get("tuned_layers"):
+        text = render_card("minilm-l6-pair-head-tuned", tuned_card_values(folder.name, manifest))
+    else:
+        text = render_card("minilm-l6-pair-head", pair_head_card_values(folder.name, manifest))
     return atomic_write_text(Path(folder) / "README.md", text)

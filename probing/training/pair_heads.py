@@ -27,7 +27,6 @@ import numpy as np
 import torch
 
 from probing.analyses.nsp_sop import OWN_SET, accuracies, cell_replicates
-from probing.config import cache_dir
 from probing.io import atomic_write
 from probing.models.pair_heads import (
     DESCRIPTIONS,
@@ -39,26 +38,9 @@ from probing.probes.compare import Engine
 from probing.training.loop import TrainingLoop
 from probing.training.pair_features import cached_cls
 from probing.training.pair_head_card import write_pair_head_card
-from probing.training.sentence_pairs import (
-    KINDS,
-    Pair,
-    pairs_of,
-    read_documents,
-    sample_anchors,
-)
+from probing.training.sentence_pairs import KINDS, Pair, pair_heads_work_dir, split_pairs
 
 TRAIN_KINDS = ("next", "other_doc", "swapped")
-
-
-def default_work_dir() -> Path:
-    return cache_dir() / "train" / "minilm-l6-pair-heads"
-
-
-def _split_pairs(split: str, per_doc: int | None, args, kinds) -> list[Pair]:
-    """The pairs of ``kinds`` of every anchor of ``split`` (seeded by ``--seed``)."""
-    docs = read_documents(split, getattr(args, "data_dir", None))
-    anchors = sample_anchors(docs, per_doc, seed=args.seed)
-    return list(pairs_of(anchors, docs, seed=args.seed, kinds=kinds))
 
 
 def _task_rows(pairs: list[Pair], task: str) -> np.ndarray:
@@ -143,14 +125,19 @@ def train_head(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Encode the pairs once, train both heads, export each with its card."""
+    """Encode the pairs once, train both heads, export each with its card (with
+    ``--tune-top-layers K``: :func:`probing.training.pair_heads_tuned.run_tuned`)."""
+    if getattr(args, "tune_top_layers", 0):
+        from probing.training.pair_heads_tuned import run_tuned
+
+        return run_tuned(args)
     torch.set_num_threads(args.threads)
-    work = Path(args.work_dir or default_work_dir())
+    work = Path(args.work_dir or pair_heads_work_dir())
     model, tokenizer = base_pretraining_model()
-    train = _split_pairs("train", args.train_per_doc, args, TRAIN_KINDS)
-    dev = _split_pairs("dev", args.dev_per_doc, args, TRAIN_KINDS)
+    train = split_pairs("train", args.train_per_doc, args, TRAIN_KINDS)
+    dev = split_pairs("dev", args.dev_per_doc, args, TRAIN_KINDS)
     # every kind, so results/nsp_sop.py finds these test features in the cache
-    test = _split_pairs("test", args.test_per_doc, args, KINDS)
+    test = split_pairs("test", args.test_per_doc, args, KINDS)
     encoding: dict[str, float] = {}
     feats = {
         name: cached_cls(model, tokenizer, pairs, work / "features", name, stats=encoding)

@@ -132,3 +132,17 @@ def pairs_of(
     kinds = tuple(kinds)
     for anchor in anchors:
         yield from anchor_pairs(anchor, docs, seed, kinds)
+
+
+def pair_heads_work_dir() -> Path:
+    """Where the pair-head trainers keep features, checkpoints and scores by default."""
+    from probing.config import cache_dir
+
+    return cache_dir() / "train" / "minilm-l6-pair-heads"
+
+
+def split_pairs(split: str, per_doc: int | None, args, kinds) -> list[Pair]:
+    """The pairs of ``kinds`` of every anchor of ``split`` (seeded by ``--seed``)."""
+    docs = read_documents(split, getattr(args, "data_dir", None))
+    anchors = sample_anchors(docs, per_doc, seed=args.seed)
+    return list(pairs_of(anchors, docs, seed=args.seed, kinds=kinds))

@@ -1,5 +1,6 @@
 """The Course Notes NSP tab offline: it opens on the NSP head trained here (no red box), names
-it honestly, predicts, switches to the SOP head, and shows the committed measurement."""
+it honestly, predicts, switches to the SOP heads (frozen encoder, or top 2 layers tuned), and
+shows the committed measurement."""
 
 from __future__ import annotations
 
@@ -46,9 +47,13 @@ def test_the_tab_opens_on_the_nsp_head_trained_here():
     p_next, p_not = bar["data"][0]["x"]
     assert p_next + p_not == pytest.approx(1.0, abs=1e-6) and 0 < p_next < 1
     assert "[CLS] she opened the fridge . [SEP] it was empty . [SEP]" in captions
-    # the committed measurement: two heads, three sets each, every bar with its interval
+    # the committed measurement: three heads, three sets each, every bar with its interval
     acc = next(c for c in _charts(at) if c["layout"].get("barmode") == "group")
-    assert {t["name"] for t in acc["data"]} == {"NSP head", "SOP head"}
+    assert {t["name"] for t in acc["data"]} == {
+        "NSP head",
+        "SOP head",
+        "SOP head with top 2 layers tuned",
+    }
     assert all(len(t["x"]) == 3 and "error_y" in t for t in acc["data"])
 
 
@@ -64,6 +69,24 @@ def test_the_sop_head_answers_in_its_own_classes_and_order_matters():
     at.run()
     backward = _bar(at)["data"][0]
     assert backward["x"][0] != pytest.approx(forward["x"][0], abs=1e-6)
+
+
+def test_the_sop_head_with_tuned_layers_is_named_for_what_it_is():
+    at = AppTest.from_function(_nsp_tab, default_timeout=120)
+    at.session_state["nsp_model"] = "minilm-l6-sop-top2"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "minilm-l6-sop-top2: an SOP head trained here together with minilm-l6's top 2" in (
+        captions
+    )
+    assert "not the original BERT or ALBERT head" in captions
+    forward = _bar(at)["data"][0]
+    assert forward["y"] == ["In order", "Swapped"]
+    at.text_input(key="nsp_a").set_value("It was empty.")
+    at.text_input(key="nsp_b").set_value("She opened the fridge.")
+    at.run()
+    assert _bar(at)["data"][0]["x"][0] != pytest.approx(forward["x"][0], abs=1e-6)
 
 
 def test_the_demo_offers_the_heads_trained_here(monkeypatch):

@@ -32,12 +32,12 @@ def test_summary_and_doc_block_are_made_from_the_committed_items():
     assert script.block(summary) in doc
     # the per-pair file is what the heads said: correctness agrees with the stored P
     for r in rows[:500]:
-        for head in ("nsp", "sop"):
+        for head in ("nsp", "sop", "sop-top2"):
             p = float(r[f"p_continue_{head}"])
             if abs(p - 0.5) > 1e-5:
                 assert int(r[f"correct_{head}"]) == int((p < 0.5) == bool(int(r["label"])))
     # the card's held-out number is the same cell
-    for head, own in (("nsp", "other_doc"), ("sop", "swapped")):
+    for head, own in (("nsp", "other_doc"), ("sop", "swapped"), ("sop-top2", "swapped")):
         card = json.loads((REPO / "models" / f"minilm-l6-{head}" / "head.json").read_text())
         cell = next(a for a in summary["accuracies"] if (a["head"], a["set"]) == (head, own))
         assert card["training"]["test"] == cell

@@ -1,6 +1,6 @@
 """Next-sentence prediction: P(B follows A) from a pair head — the NSP and SOP heads trained
-here on the frozen minilm-l6, or BERT's own head from a BertForPreTraining checkpoint — and
-the NSP-vs-SOP measurement."""
+here on the frozen minilm-l6, the SOP head trained with minilm-l6's top 2 layers, or BERT's
+own head from a BertForPreTraining checkpoint — and the NSP-vs-SOP measurement."""
 
 from __future__ import annotations
 
@@ -50,10 +50,11 @@ def _choose_model() -> str:
             st.info(DEMO_NEEDS)
         return st.selectbox("Pair head", options, key="nsp_demo_model")
     return st.text_input(
-        "Pair head: minilm-l6-nsp or minilm-l6-sop (trained here), or a checkpoint with "
-        "BERT's pre-training heads (BertForPreTraining)",
+        "Pair head: minilm-l6-nsp or minilm-l6-sop (trained here on the frozen encoder), "
+        "minilm-l6-sop-top2 (trained here with the encoder's top 2 layers), or a checkpoint "
+        "with BERT's pre-training heads (BertForPreTraining)",
         key=persist("nsp_model", DEFAULT_HEAD, "nsp_model"),
-        help=f"{DEFAULT_HEAD} and minilm-l6-sop work offline. For BERT's own head give a hub "
+        help=f"{', '.join(TRAINED_HERE)} work offline. For BERT's own head give a hub "
         f"id such as {DEFAULT_CHECKPOINT} (loaded from the local cache when offline) or a "
         "local folder.",
     ).strip()
@@ -66,12 +67,14 @@ def _measurement() -> None:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    st.markdown("**How the two heads fare on other kinds of negative** (test documents)")
+    st.markdown("**How the heads trained here fare on other kinds of negative** (test documents)")
     st.plotly_chart(pair_head_accuracy_figure(summary["accuracies"]), key="nsp-sop-accuracy")
     st.caption(
         "Each set is the same positives (a sentence and the next one) with one kind of "
-        "negative; 95 % intervals from a bootstrap over test documents. The differences, "
-        "with Holm's correction, are in docs/course_objectives.md."
+        "negative; 95 % intervals from a bootstrap over test documents. The NSP and SOP "
+        "heads read the frozen encoder; the SOP head with top 2 layers tuned was trained "
+        "together with minilm-l6's layers 4 and 5 (models/minilm-l6-sop-top2/README.md). "
+        "The differences, with Holm's correction, are in docs/course_objectives.md."
     )
 
 
