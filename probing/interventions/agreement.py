@@ -20,7 +20,7 @@ vocabulary (the word-level analogue of Goldberg's single-piece rule).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -74,13 +74,17 @@ def _parse(split: str) -> list:
 def inflection_table(splits: Sequence[str] = ("train",)) -> dict[str, tuple[str, str]]:
     """lemma -> (VBZ form, VBP form): each lemma's most frequent forms in UD-EWT, lower-cased,
     with be/have/do's irregular forms."""
+    return inflection_table_of(sent for split in splits for sent in _parse(split))
+
+
+def inflection_table_of(sentences: Iterable) -> dict[str, tuple[str, str]]:
+    """:func:`inflection_table` of parsed CoNLL-U sentences (``conllu.TokenList``s)."""
     forms: dict[tuple[str, str], Counter] = {}
-    for split in splits:
-        for sent in _parse(split):
-            for t in sent:
-                if isinstance(t["id"], int) and t["xpos"] in ("VBZ", "VBP") and t["lemma"]:
-                    key = (t["lemma"].lower(), t["xpos"])
-                    forms.setdefault(key, Counter())[t["form"].lower()] += 1
+    for sent in sentences:
+        for t in sent:
+            if isinstance(t["id"], int) and t["xpos"] in ("VBZ", "VBP") and t["lemma"]:
+                key = (t["lemma"].lower(), t["xpos"])
+                forms.setdefault(key, Counter())[t["form"].lower()] += 1
     table = {
         lemma: (forms[(lemma, "VBZ")].most_common(1)[0][0], vbp.most_common(1)[0][0])
         for (lemma, tag), vbp in forms.items()
@@ -97,6 +101,27 @@ def ud_cases(
     that has a Number feature."""
     table = table if table is not None else inflection_table()
     return [c for split in splits for c in cases_from_conllu(_parse(split), table)]
+
+
+def ud_case_sets(*groups: Sequence[str]) -> list[list[AgreementCase]]:
+    """:func:`ud_cases` of each group of splits (e.g. ``("train",), ("dev", "test")``), with
+    every file parsed once: the inflection table comes from the same parse of train that
+    the train cases do (parsing is a good part of a short run), and a parse is let go once
+    no later group needs it."""
+    uses = Counter(["train", *(split for group in groups for split in group)])
+    parsed: dict[str, list] = {}
+
+    def sentences(split: str) -> list:
+        if split not in parsed:
+            parsed[split] = _parse(split)
+        uses[split] -= 1
+        return parsed[split] if uses[split] else parsed.pop(split)
+
+    table = inflection_table_of(sentences("train"))
+    return [
+        [c for split in group for c in cases_from_conllu(sentences(split), table)]
+        for group in groups
+    ]
 
 
 def cases_from_conllu(

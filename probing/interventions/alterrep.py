@@ -21,7 +21,17 @@ difference per layer with its p and Holm's correction over the layers, and
 Where this differs from Ravfogel et al.: they use INLP's rowspace and push with a fixed α
 along each of its directions, on BERT's relative-clause agreement; here LEACE's one direction
 for two classes (rank 1), the push scaled by each vector's own number component, and the
-UD-EWT agreement cases of this project.
+UD-EWT agreement cases of this project. Ravfogel et al.'s code (and Hao & Linzen's
+causal-conjugation, which alters BERT inside a copy of ``BertEncoder.forward``) runs every
+condition as a whole forward pass; so does this one, through a call-local hook.
+
+How a run spends its time (issue 45's one layer within a minute): each UD-EWT file is
+parsed once (:func:`~probing.interventions.agreement.ud_case_sets`); the passes run on
+length-sorted batches (:func:`by_length`: file-order batches are about 63 % padding); the
+subject's vectors of every layer asked for come from one pass over the fit cases, stopped
+after the deepest of them (:func:`subject_states`); and the random directions are drawn on
+file-order batches (:class:`RandomDraws`), so the sorted passes push each case along the
+direction a file-order pass would.
 """
 
 from __future__ import annotations
@@ -36,7 +46,12 @@ import torch
 
 from probing.analyses.params import WHERE, AlterRepParams
 from probing.errors import InvalidArgumentError
-from probing.interventions.agreement import AgreementCase, MaskedCases, prepare, ud_cases
+from probing.interventions.agreement import (
+    AgreementCase,
+    MaskedCases,
+    prepare,
+    ud_case_sets,
+)
 from probing.interventions.erasure import Eraser, fit_leace
 from probing.interventions.hooks import (
     check_layer,
@@ -64,12 +79,26 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 @dataclass(frozen=True)
 class Located:
-    """Prepared cases with, per batch, each case's subject piece (its first piece)."""
+    """Prepared cases with, per batch, each case's subject piece (its first piece).
+
+    ``rows`` holds per batch the index (into ``numbers``, the kept cases) of each of its
+    rows; None: the batches hold the kept cases in order (:func:`locate`'s layout)."""
 
     cases: MaskedCases
     subject_pos: list[torch.Tensor]
     numbers: np.ndarray  # (n_kept,) 1 for a plural subject, 0 singular
     groups: list[str]
+    rows: list[torch.Tensor] | None = None
+
+    def batch_rows(self) -> list[torch.Tensor]:
+        """Per batch, the kept-case index of each row."""
+        if self.rows is not None:
+            return self.rows
+        out, start = [], 0
+        for pos in self.cases.mask_pos:
+            out.append(torch.arange(start, start + len(pos)))
+            start += len(pos)
+        return out
 
 
 def locate(
@@ -90,17 +119,91 @@ def locate(
     return Located(prepared, positions, numbers, [cases[i].group for i in prepared.kept])
 
 
+def by_length(encoder: TransformersMaskedLM, located: Located, batch_size: int = 64) -> Located:
+    """The same cases re-batched in order of length, each batch padded to its longest row.
+
+    :func:`locate` batches cases in file order, padded to each batch's longest sentence: on
+    UD-EWT about 37 % of the positions it runs are real pieces. Every forward pass costs in
+    proportion to the padded positions, so the passes here run on these batches; a row's
+    result is the same (its pieces, positions and attention mask are unchanged; padding is
+    masked), up to float rounding of the differently shaped matrix products. Outputs go back
+    to the kept cases' order through ``rows``. A tokenizer that pads on the left is left as
+    it is (its rows' positions would move)."""
+    if getattr(encoder.tokenizer, "padding_side", "right") != "right" or not located.numbers.size:
+        return located
+    pad = int(encoder.tokenizer.pad_token_id or 0)
+    # per kept case, in kept order: (its unpadded inputs, length, mask pos, ids, subject pos)
+    flat: list[tuple[dict[str, torch.Tensor], int, int, torch.Tensor, int]] = []
+    cases = located.cases
+    for inputs, pos, ids, subj in zip(
+        cases.batches, cases.mask_pos, cases.ids, located.subject_pos, strict=True
+    ):
+        lengths = inputs["attention_mask"].sum(1)
+        for r in range(len(pos)):
+            n = int(lengths[r])
+            row = {k: v[r, :n] for k, v in inputs.items()}
+            flat.append((row, n, int(pos[r]), ids[r], int(subj[r])))
+    order = np.argsort([f[1] for f in flat], kind="stable")
+    batches, mask_pos, id_pairs, subject_pos, rows = [], [], [], [], []
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size].tolist()
+        width = max(flat[i][1] for i in chunk)
+        inputs = {}
+        for k in flat[chunk[0]][0]:
+            fill = pad if k == "input_ids" else 0
+            t = torch.full((len(chunk), width), fill, dtype=flat[chunk[0]][0][k].dtype)
+            for j, i in enumerate(chunk):
+                t[j, : flat[i][1]] = flat[i][0][k]
+            inputs[k] = t
+        batches.append(inputs)
+        mask_pos.append(torch.tensor([flat[i][2] for i in chunk]))
+        id_pairs.append(torch.stack([flat[i][3] for i in chunk]))
+        subject_pos.append(torch.tensor([flat[i][4] for i in chunk]))
+        rows.append(torch.tensor(chunk))
+    masked = MaskedCases(batches, mask_pos, id_pairs, cases.kept)
+    return Located(masked, subject_pos, located.numbers, located.groups, rows)
+
+
+class _Stop(Exception):
+    """Raised by the hook on the deepest layer wanted: the rest of the pass is not run."""
+
+
 @torch.inference_mode()
+def subject_states(
+    encoder: TransformersMaskedLM, located: Located, layers: Sequence[int]
+) -> dict[int, np.ndarray]:
+    """Hidden state ``l`` at each kept case's subject piece, (n_kept, D) float32, for every
+    ``l`` in ``layers``: one pass per batch, stopped after the deepest layer asked for."""
+    parts = model_parts(encoder)
+    layers = sorted(set(layers))
+    n, dim = len(located.numbers), int(encoder.info.dim)
+    out = {layer: np.zeros((n, dim), np.float32) for layer in layers}
+
+    def stop(_m: torch.nn.Module, _a: tuple, _out: object) -> None:
+        raise _Stop
+
+    for inputs, subj, rows in zip(
+        located.cases.batches, located.subject_pos, located.batch_rows(), strict=True
+    ):
+        # The recording hooks are attached first, so they see the deepest layer before the
+        # stopping hook ends the pass.
+        with (
+            recorded_hidden(parts) as states,
+            parts.hidden_hook(layers[-1], stop),
+            contextlib.suppress(_Stop),
+        ):
+            encoder.model(**{k: v.to(encoder.device) for k, v in inputs.items()})
+        for layer in layers:
+            h = states[layer]
+            out[layer][rows.numpy()] = (
+                h[torch.arange(len(subj)), subj.to(h.device)].float().cpu().numpy()
+            )
+    return out
+
+
 def subject_vectors(encoder: TransformersMaskedLM, located: Located, layer: int) -> np.ndarray:
     """Hidden state ``layer`` at each kept case's subject piece (n_kept, D), float32."""
-    parts = model_parts(encoder)
-    out = []
-    for inputs, subj in zip(located.cases.batches, located.subject_pos, strict=True):
-        with recorded_hidden(parts) as states:
-            encoder.model(**{k: v.to(encoder.device) for k, v in inputs.items()})
-        h = states[layer]
-        out.append(h[torch.arange(len(subj)), subj.to(h.device)].float().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, encoder.info.dim), np.float32)
+    return subject_states(encoder, located, [layer])[layer]
 
 
 def push(h: torch.Tensor, eraser: Eraser, alpha: float) -> torch.Tensor:
@@ -112,11 +215,61 @@ def push(h: torch.Tensor, eraser: Eraser, alpha: float) -> torch.Tensor:
 
 def random_push(h: torch.Tensor, eraser: Eraser, alpha: float, seed: int) -> torch.Tensor:
     """A push of the same length per vector as :func:`push`, along a random direction."""
-    shift = push(h, eraser, alpha) - h
     g = torch.Generator().manual_seed(seed)
-    direction = torch.randn(h.shape, generator=g, dtype=torch.float32).to(h.device, h.dtype)
+    return random_push_along(h, eraser, alpha, torch.randn(h.shape, generator=g))
+
+
+def random_push_along(
+    h: torch.Tensor, eraser: Eraser, alpha: float, draw: torch.Tensor
+) -> torch.Tensor:
+    """A push of :func:`push`'s length per vector along ``draw`` (h's shape; each vector
+    scaled to unit length)."""
+    shift = push(h, eraser, alpha) - h
+    direction = draw.to(h.device, h.dtype)
     direction = direction / direction.norm(dim=-1, keepdim=True)
     return h + direction * shift.norm(dim=-1, keepdim=True)
+
+
+@dataclass(frozen=True)
+class RandomDraws:
+    """Each kept case's standard-normal draw for its random push: (D,) at the subject, or
+    (n_pieces, D) for every piece (``where="all"``).
+
+    Drawn per batch of :func:`locate`'s layout, as the push there would draw them (a
+    generator seeded ``seed * 100_003 + b`` for batch ``b``, one draw of the pushed
+    tensor's shape), so that a case's random direction does not depend on how the passes
+    are batched."""
+
+    where: str
+    draws: list[torch.Tensor]
+
+    @classmethod
+    def of(cls, located: Located, seed: int, where: str, dim: int) -> RandomDraws:
+        if located.rows is not None:
+            raise ValueError("draws are defined on locate()'s layout, not a re-batched one")
+        draws: list[torch.Tensor] = []
+        for b, inputs in enumerate(located.cases.batches):
+            g = torch.Generator().manual_seed(seed * 100_003 + b)
+            n, width = inputs["input_ids"].shape
+            if where == "all":
+                batch = torch.randn((n, width, dim), generator=g)
+                lengths = inputs["attention_mask"].sum(1).tolist()
+                draws.extend(batch[r, : int(lengths[r])].clone() for r in range(n))
+            else:
+                draws.extend(torch.randn((n, dim), generator=g).unbind(0))
+        return cls(where, draws)
+
+    def at(self, rows: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+        """The draws of the cases ``rows`` (a batch's kept-case indices) in the pushed
+        tensor's ``shape``: (B, D), or (B, T, D) with ones at padded positions (padding is
+        masked; ones keep the unit scaling finite)."""
+        if self.where != "all":
+            return torch.stack([self.draws[i] for i in rows.tolist()])
+        out = torch.ones(shape, dtype=torch.float32)
+        for j, i in enumerate(rows.tolist()):
+            d = self.draws[i][: shape[1]]
+            out[j, : len(d)] = d
+        return out
 
 
 @torch.inference_mode()
@@ -124,28 +277,37 @@ def pushed_margins(
     encoder: TransformersMaskedLM,
     located: Located,
     layer: int,
-    move: Callable[[torch.Tensor, int], torch.Tensor] | None,
+    move: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None,
     where: str = "subject",
 ) -> np.ndarray:
-    """Agreement margins (n_kept,) with hidden state ``layer`` replaced by ``move(h, batch)``
-    at the subject piece (``where="subject"``) or at every piece (``"all"``), later layers
-    recomputed; ``move=None``: the clean margins."""
+    """Agreement margins (n_kept,) in kept-case order with hidden state ``layer`` replaced by
+    ``move(h, rows)`` at the subject piece (``where="subject"``: h (B, D)) or at every piece
+    (``"all"``: h (B, T, D)), later layers recomputed; ``rows`` are the batch's kept-case
+    indices; ``move=None``: the clean margins."""
     parts = model_parts(encoder)
     cases = located.cases
-    out = []
-    for b, (inputs, pos, ids, subj) in enumerate(
-        zip(cases.batches, cases.mask_pos, cases.ids, located.subject_pos, strict=True)
+    out = np.zeros(len(located.numbers), np.float32)
+    for inputs, pos, ids, subj, kept_rows in zip(
+        cases.batches,
+        cases.mask_pos,
+        cases.ids,
+        located.subject_pos,
+        located.batch_rows(),
+        strict=True,
     ):
         rows = torch.arange(len(pos))
 
         def replace(
-            h: torch.Tensor, b: int = b, subj: torch.Tensor = subj, rows: torch.Tensor = rows
+            h: torch.Tensor,
+            kept_rows: torch.Tensor = kept_rows,
+            subj: torch.Tensor = subj,
+            rows: torch.Tensor = rows,
         ) -> torch.Tensor:
             if where == "all":
-                return move(h, b)
+                return move(h, kept_rows)
             h = h.clone()
             at = (rows.to(h.device), subj.to(h.device))
-            h[at] = move(h[at], b)
+            h[at] = move(h[at], kept_rows)
             return h
 
         hook = (
@@ -154,8 +316,9 @@ def pushed_margins(
         with hook:
             logits = mlm_logits(encoder, inputs, rows, pos)
         ids = ids.to(logits.device)
-        out.append((logits.gather(1, ids[:, :1]) - logits.gather(1, ids[:, 1:])).squeeze(1))
-    return torch.cat(out).float().cpu().numpy() if out else np.zeros(0)
+        margin = (logits.gather(1, ids[:, :1]) - logits.gather(1, ids[:, 1:])).squeeze(1)
+        out[kept_rows.numpy()] = margin.float().cpu().numpy()
+    return out
 
 
 @dataclass(frozen=True)
@@ -190,15 +353,20 @@ def run_alterrep(
     n_layers = int(encoder.info.n_contextual_layers)
     layers = [check_layer(layer, n_layers) for layer in spec.layers]
     report = progress or (lambda stage, done, total: None)
-    fit = _even(ud_cases((spec.fit_split,)), spec.max_fit_cases)
-    held = _even(ud_cases(spec.eval_splits), spec.max_eval_cases)
-    fit_located, eval_located = locate(encoder, fit), locate(encoder, held)
-    if len(set(fit_located.numbers.tolist())) < 2 or len(eval_located.numbers) < 20:
+    fit, held = ud_case_sets((spec.fit_split,), spec.eval_splits)
+    fit, held = _even(fit, spec.max_fit_cases), _even(held, spec.max_eval_cases)
+    fit_located, eval_in_order = locate(encoder, fit), locate(encoder, held)
+    if len(set(fit_located.numbers.tolist())) < 2 or len(eval_in_order.numbers) < 20:
         raise InvalidArgumentError(
             f"AlterRep needs singular and plural subjects to fit on and 20 held-out cases; "
             f"{encoder.info.name} can score {len(fit_located.numbers)} and "
-            f"{len(eval_located.numbers)} (single-piece verb forms only)."
+            f"{len(eval_in_order.numbers)} (single-piece verb forms only)."
         )
+    # The random directions are drawn on locate()'s layout; the passes run length-sorted.
+    draws = RandomDraws.of(eval_in_order, spec.seed, spec.where, int(encoder.info.dim))
+    eval_located = by_length(encoder, eval_in_order)
+    # The subject's vectors of every layer asked for, from one (stopped) pass over the fit cases.
+    fit_states = subject_states(encoder, by_length(encoder, fit_located), layers)
     clean = pushed_margins(encoder, eval_located, 0, None)
     boot = PairedBootstrap(eval_located.groups, n_boot=spec.n_boot, seed=spec.seed)
     engine = Engine(n_boot=spec.n_boot, seed=spec.seed)
@@ -207,15 +375,15 @@ def run_alterrep(
     rows = []
     for i, layer in enumerate(layers):
         report("layers", i, len(layers))
-        eraser = fit_leace(subject_vectors(encoder, fit_located, layer), fit_located.numbers)
+        eraser = fit_leace(fit_states[layer], fit_located.numbers)
         cf = pushed_margins(
-            encoder, eval_located, layer, lambda h, b, e=eraser: push(h, e, spec.alpha), spec.where
+            encoder, eval_located, layer, lambda h, r, e=eraser: push(h, e, spec.alpha), spec.where
         )
         rnd = pushed_margins(
             encoder,
             eval_located,
             layer,
-            lambda h, b, e=eraser: random_push(h, e, spec.alpha, spec.seed * 100_003 + b),
+            lambda h, r, e=eraser: random_push_along(h, e, spec.alpha, draws.at(r, h.shape)),
             spec.where,
         )
         flip_cf = (np.sign(cf) != np.sign(clean)).astype(float)
@@ -391,5 +559,5 @@ def fit_number_eraser(
     (what :func:`run_alterrep` fits per layer)."""
     require_mlm(encoder, "AlterRep")
     check_layer(layer, int(encoder.info.n_contextual_layers))
-    fit = locate(encoder, _even(ud_cases(("train",)), max_fit_cases))
-    return fit_leace(subject_vectors(encoder, fit, layer), fit.numbers)
+    fit = locate(encoder, _even(ud_case_sets(("train",))[0], max_fit_cases))
+    return fit_leace(subject_vectors(encoder, by_length(encoder, fit), layer), fit.numbers)
