@@ -45,22 +45,30 @@ MDL_FITS = 10  # an MDL measurement costs about ten fits (its blocks)
 
 
 def mix_work(
-    train_words: float, dev_words: float, layers: int, cumulative: bool = True
+    train_words: float,
+    dev_words: float,
+    layers: int,
+    cumulative: bool = True,
+    solver: str = "adam",
 ) -> tuple[float, float, float, float]:
     """The work of one seed's scalar mixes: (training words x layers x epochs, dev words x
     layers x epochs, optimiser steps, epochs), summed over the mix of all ``layers`` and,
     with ``cumulative``, the mixes of layers 0..l (as :mod:`probing.probes.runners.tagging`
     fits them, with :class:`~probing.probes.mix.ScalarMixProbe`'s defaults: at least
     ``epochs`` epochs and ``min_steps`` steps of ``batch_size`` words; every epoch scores
-    dev)."""
-    from probing.probes.mix import ScalarMixProbe
+    dev). ``solver="lbfgs"``: a typical number of full-batch passes (``LBFGS_PASSES``) in
+    place of epochs, one dev scoring per mix and no steps, priced at Adam's measured rates
+    (a pass does an epoch's arithmetic; provisional until bench/run_cost.py re-measures)."""
+    from probing.probes.mix import LBFGS_PASSES, ScalarMixProbe
 
     mix = ScalarMixProbe()
     n = max(1, round(train_words))
-    per_epoch = math.ceil(n / mix.batch_size)
-    epochs = max(mix.epochs, math.ceil(mix.min_steps / per_epoch))
     ks = range(1, layers + 1) if cumulative else range(layers, layers + 1)
     k_sum = sum(ks)
+    if solver == "lbfgs":
+        return (LBFGS_PASSES * n * k_sum, dev_words * k_sum, 0.0, float(LBFGS_PASSES * len(ks)))
+    per_epoch = math.ceil(n / mix.batch_size)
+    epochs = max(mix.epochs, math.ceil(mix.min_steps / per_epoch))
     return (
         epochs * n * k_sum,
         epochs * dev_words * k_sum,
@@ -101,13 +109,18 @@ class RunCost:
         *,
         cumulative: bool = True,
         max_train_words: int | None = DEFAULT_MAX_TRAIN_WORDS,
+        solver: str | None = None,
     ) -> float:
         """Seconds of one seed's scalar mixes over ``layers`` layers (the mixes train on the
-        probes' training words, at most ``max_train_words``)."""
+        probes' training words, at most ``max_train_words``), fitted by ``solver`` (default:
+        the runners')."""
+        from probing.probes.mix import RUNNER_SOLVER
+
         words = train_sentences * self.words_per_train_sentence
         if max_train_words is not None:
             words = min(words, max_train_words)
-        work = mix_work(words, dev_sentences * self.words_per_dev_sentence, layers, cumulative)
+        dev_words = dev_sentences * self.words_per_dev_sentence
+        work = mix_work(words, dev_words, layers, cumulative, solver or RUNNER_SOLVER)
         rates = (self.mix_per_train_word, self.mix_per_dev_word)
         return float(np.dot((*rates, self.mix_per_step, self.mix_per_epoch), work))
 

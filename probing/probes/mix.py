@@ -22,12 +22,18 @@ and the mix weights a slower rate (3e-3 instead of 5e-2): over those steps the f
 drove them onto one layer before the classifier had learned which was best (minilm-l6
 deprel, 20,000 arcs, all 7 layers: 0.872 with every weight on layer 2 at 5e-2, 0.884 at
 3e-3, against 0.883 for layer 3 alone).
+
+``solver="lbfgs"`` (issue 41) minimises the same penalised objective (γ at 1) full-batch
+with the members' second-order machinery, started from the best member's probe
+(:mod:`probing.probes.mix_solve`): no epochs, no dev selection, the members' stopping test.
+The runners fit their mixes so; Adam stays for the unpenalised mix (``C=None``: γ free, whose
+objective has no minimiser on separable words) and the results it made.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,7 +43,15 @@ if TYPE_CHECKING:  # torch is imported where a fit runs, not with the module
     import torch
 
     from probing.encoders.scalar_mix import ScalarMix
+    from probing.probes.linear import LinearProbe
 
+# How the runners fit their mixes. L-BFGS from the best member (issue 41) reaches the
+# penalised optimum but took 1.66x Adam's CPU at 4,000 sentences (bench/mix_solver.py,
+# docs/benchmarks.md), and the committed runs were made with Adam: Adam stays the default.
+RUNNER_SOLVER = "adam"
+# Passes over the training words of a typical L-BFGS mix from its best member, for the cost
+# model (probing/probes/cost.py): bench/mix_solver.py, docs/benchmarks.md (issue 41).
+LBFGS_PASSES = 25
 _CHUNK = 16_384  # words per pass when predicting or computing statistics, at most
 _CHUNK_BYTES = 128 * 2**20  # and at most this much float64 per pass (13 x 768 dims: 1,365 words)
 
@@ -62,10 +76,18 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         min_steps: optimiser steps at least: more epochs than ``epochs`` on small samples.
         max_train_words: seeded subsample cap (``None``: all).
         random_state: seed of the subsample, initialisation and batch order.
+        solver: ``"adam"`` (minibatch, best dev epoch) or ``"lbfgs"`` (full batch from the
+            best member, needs ``C``; module doc). ``epochs``, ``batch_size``, ``lr``,
+            ``lr_mix``, ``weight_decay`` and ``min_steps`` are Adam's only.
+        tol: L-BFGS stops when every entry of the objective's gradient (W, b and the mix
+            scalars) is at most this (the members' ``tol``).
+        max_iter: L-BFGS iterations at most (evaluations at most 1.25 times as many).
 
     Attributes (after ``fit``):
         classes_: (k,) labels. weights_: (n_layers,) softmax mix weights (sum to 1).
         gamma_: the learned scale γ. layers_: layer ids the weights refer to (if given).
+        With L-BFGS: objective_ (final penalised objective), n_iter_, n_evals_ (passes
+        over the training words), start_layer_ (the member it started from, or None).
     """
 
     def __init__(
@@ -79,6 +101,9 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         min_steps: int = 2000,
         max_train_words: int | None = 20_000,
         random_state: int = 0,
+        solver: str = "adam",
+        tol: float = 1e-4,
+        max_iter: int = 200,
     ) -> None:
         self.epochs = epochs
         self.batch_size = batch_size
@@ -89,6 +114,9 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         self.min_steps = min_steps
         self.max_train_words = max_train_words
         self.random_state = random_state
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
 
     def fit(
         self,
@@ -100,6 +128,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         *,
         standardised: tuple[np.ndarray, np.ndarray] | None = None,
         stats: tuple[np.ndarray, np.ndarray] | None = None,
+        member: tuple[int, LinearProbe] | None = None,
     ) -> ScalarMixProbe:
         """X: (n_layers, n, dim) vectors; y: (n,) labels; optional dev (n_layers, m, dim).
 
@@ -108,11 +137,9 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         (:func:`layer_stats`) of a raw X, standardised batch by batch (same values: the
         operation is elementwise), so that no float32 copy of the sample is held: the
         cumulative mixes of a full-data sweep share one sample's statistics. With either, X
-        must be the training sample itself (no more than ``max_train_words`` words)."""
-        import torch
-
-        from probing.encoders.scalar_mix import ScalarMix
-
+        must be the training sample itself (no more than ``max_train_words`` words).
+        ``member``: (position in X, its fitted single-layer probe on the same words at C),
+        where L-BFGS starts (module doc); ignored by Adam and when the classes differ."""
         y = np.asarray(y)
         rng = np.random.default_rng(self.random_state)
         rows = np.arange(len(y))
@@ -125,7 +152,7 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
             rows = np.sort(rng.choice(len(y), size=self.max_train_words, replace=False))
         y = y[rows]
         self.classes_, y_idx = np.unique(y, return_inverse=True)
-        n_layers, dim = X.shape[0], X.shape[2]
+        n_layers = X.shape[0]
         prep = self._standardise  # each batch, from the raw sample
         if standardised is not None:
             self.mean_, self.std_ = standardised
@@ -139,11 +166,36 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         # A batch at a time: a float32 copy of the whole sample was 2.2 GB for minilm-l6 on
         # all of UD-EWT (7 layers x 204,577 words x 384), beside the float16 features.
         self.layers_ = list(layers) if layers is not None else list(range(n_layers))
+        if self.solver == "lbfgs":
+            self._fit_lbfgs(Xs, y_idx, standardised is not None, member)
+            if X_dev is not None and y_dev is not None:
+                self.dev_score_ = self.score(X_dev, y_dev)
+        elif self.solver == "adam":
+            self._fit_adam(Xs, prep, y_idx, X_dev, y_dev)
+        else:
+            raise ValueError(f"solver must be 'adam' or 'lbfgs', not {self.solver!r}")
+        self.weights_, self.gamma_ = mix_weights(self.mix_)
+        return self
 
+    def _fit_adam(
+        self,
+        Xs: np.ndarray,
+        prep: Callable[[np.ndarray], np.ndarray] | None,
+        y_idx: np.ndarray,
+        X_dev: np.ndarray | None,
+        y_dev: Sequence | None,
+    ) -> None:
+        """Adam over minibatches, the best dev epoch kept (module doc); ``prep``
+        standardises a raw batch (None: Xs is standardised)."""
+        import torch
+
+        from probing.encoders.scalar_mix import ScalarMix
+
+        n_layers, dim = Xs.shape[0], Xs.shape[2]
         torch.manual_seed(self.random_state)
         self.mix_ = ScalarMix(n_layers)
         self.linear_ = torch.nn.Linear(dim, len(self.classes_))
-        opt, l2 = self._optimiser(len(y))
+        opt, l2 = self._optimiser(len(y_idx))
         yt = torch.from_numpy(y_idx.astype(np.int64))
         dev = None
         if X_dev is not None and y_dev is not None:
@@ -173,8 +225,6 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         if best is not None:
             self._load_state(best[1])
             self.dev_score_ = best[0]
-        self.weights_, self.gamma_ = mix_weights(self.mix_)
-        return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """(n, k) probabilities for X (n_layers, n, dim)."""
@@ -197,6 +247,59 @@ class ScalarMixProbe(ClassifierMixin, BaseEstimator):
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
     # -- internals ------------------------------------------------------------------------
+
+    def _fit_lbfgs(
+        self,
+        Xs: np.ndarray,
+        y_idx: np.ndarray,
+        standardised: bool,
+        member: tuple[int, LinearProbe] | None,
+    ) -> None:
+        """The full-batch solve from the best member (:mod:`probing.probes.mix_solve`);
+        sets ``mix_`` (γ at 1), ``linear_`` and the solve's counts."""
+        import torch
+
+        from probing.encoders.scalar_mix import ScalarMix
+        from probing.probes.mix_solve import member_start, solve_mix, start_scalars
+
+        if self.C is None or not self.C > 0:
+            raise ValueError(f"the lbfgs solver needs the members' C > 0, not {self.C}")
+        n_layers, dim = Xs.shape[0], Xs.shape[2]
+        k = len(self.classes_)
+        usable = member is not None and np.array_equal(
+            getattr(member[1], "classes_", None), self.classes_
+        )
+        if usable:
+            pos, probe = member
+            W, b = member_start(probe, self.mean_[pos, 0], self.std_[pos, 0])
+            self.start_layer_ = self.layers_[pos]
+        else:
+            pos, self.start_layer_ = None, None
+            counts = np.bincount(y_idx, minlength=k).astype(float)
+            log_p = np.log(np.maximum(counts, 1) / counts.sum())
+            W, b = np.zeros((k, dim), np.float32), (log_p - log_p.mean()).astype(np.float32)
+        mean, std = self.mean_, self.std_
+        if standardised:
+            mean, std = np.zeros_like(mean), np.ones_like(std)
+        sol = solve_mix(
+            Xs,
+            y_idx,
+            mean,
+            std,
+            float(self.C),
+            (start_scalars(n_layers, pos), W, b),
+            tol=self.tol,
+            max_iter=self.max_iter,
+            chunk_rows=_chunk_rows(Xs),
+        )
+        self.mix_ = ScalarMix(n_layers, initial_weights=sol.scalars.tolist())
+        self.mix_.gamma.requires_grad_(False)
+        self.linear_ = torch.nn.Linear(dim, k)
+        with torch.no_grad():
+            self.linear_.weight.copy_(torch.from_numpy(sol.coef))
+            self.linear_.bias.copy_(torch.from_numpy(sol.intercept))
+        self.objective_, self.n_iter_, self.n_evals_ = sol.objective, sol.n_iter, sol.n_evals
+        self.epochs_ = 0
 
     def _optimiser(self, n: int) -> tuple[torch.optim.Adam, float | None]:
         """Adam over the mix and the classifier, and the classifier's L2 strength on the

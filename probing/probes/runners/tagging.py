@@ -30,7 +30,7 @@ from probing.probes.metrics import (
     expected_layer,
     seed_estimate,
 )
-from probing.probes.mix import ScalarMixProbe, layer_stats
+from probing.probes.mix import RUNNER_SOLVER, ScalarMixProbe, layer_stats
 from probing.probes.results import ProbeResults
 from probing.probes.runners.base import (
     ProbeProgress,
@@ -109,6 +109,7 @@ class TaggingRun(Run):
         chosen, dev_at_c = self._choose_c(layer_ids, Cs, per_layer_c)
         ctl = self._control_labels(type_keys) if control else None
         self._control_prev: dict[int, LinearProbe | None] = {}  # per seed, the last layer's
+        self._members: dict[tuple[int, int], LinearProbe] = {}  # (layer, seed): task probe
         acc_draws, acc_points = {}, {}
         for layer in layer_ids:
             draws = self._probe_layer(layer, chosen[layer], ctl, mdl)
@@ -167,9 +168,14 @@ class TaggingRun(Run):
         if row["below_beyond_noise"]:
             self.meta["mix_below_best_member_note"] = (
                 "the mix and its members are trained on the same words; a mix below its "
-                "best member measures the mix's trainer (Adam with the members' L2, at least "
-                "8 epochs and 2,000 steps, best dev epoch) against the single layers' L-BFGS "
-                "at the dev-chosen C, not the layers"
+                "best member measures the mix's trainer against the single layers' L-BFGS "
+                "at the dev-chosen C, not the layers: "
+                + (
+                    "full-batch L-BFGS from the best member's probe, with its L2 and tolerance"
+                    if RUNNER_SOLVER == "lbfgs"
+                    else "Adam with the members' L2, at least 8 epochs and 2,000 steps, best "
+                    "dev epoch"
+                )
             )
 
     def _step(self) -> None:
@@ -269,6 +275,8 @@ class TaggingRun(Run):
         for s, tr in self.trains.items():
             X_tr = tr.layer(layer)
             probe = self._task_probe(layer, C, s)
+            # Each mix starts from its dev-best member's probe on the same words at C.
+            self._members[(layer, s)] = probe
             if self.keep_probes is not None and s == self.seed:
                 self.keep_probes[layer] = probe
             pred = probe.predict(X_te)
@@ -377,7 +385,8 @@ class TaggingRun(Run):
         X_dev = None if dev is None else stack(dev)
         y_dev = None if dev is None else dev.labels
         ks = list(range(1 if cumulative else n, n + 1))
-        mix_c = {k: chosen[max(layer_ids[:k], key=lambda la: dev_at_c[la])] for k in ks}
+        best = {k: max(layer_ids[:k], key=lambda la: dev_at_c[la]) for k in ks}
+        mix_c = {k: chosen[best[k]] for k in ks}
         preds: dict[int, list[np.ndarray]] = {k: [] for k in ks}
         top: dict[int, ScalarMixProbe] = {}  # per seed, the mix over every layer
         stats = None
@@ -389,7 +398,12 @@ class TaggingRun(Run):
                 # depend on the others); each mix standardises its batches with them.
                 mean, std = stats = layer_stats(X_tr)
             for k in ks:
-                probe = ScalarMixProbe(max_train_words=None, C=mix_c[k], random_state=s)
+                # RUNNER_SOLVER (mix.py says why Adam); "lbfgs" starts from the dev-best
+                # member's probe, which the Adam path ignores.
+                probe = ScalarMixProbe(
+                    max_train_words=None, C=mix_c[k], random_state=s, solver=RUNNER_SOLVER
+                )
+                member = self._members.get((best[k], s))
                 probe.fit(
                     X_tr[:k],
                     tr.labels,
@@ -397,6 +411,7 @@ class TaggingRun(Run):
                     y_dev,
                     layers=layer_ids[:k],
                     stats=(mean[:k], std[:k]),
+                    member=None if member is None else (layer_ids.index(best[k]), member),
                 )
                 preds[k].append(probe.predict(X_te[:k]))
                 if k == n:
@@ -442,6 +457,8 @@ class TaggingRun(Run):
             "C_note": "the classifier's L2 is the members' (the C chosen on dev for the "
             "dev-best member); gamma is held at 1",
             "epochs": first.epochs_,
+            "solver": first.solver,
+            "evaluations": getattr(first, "n_evals_", None),
         }
         if cumulative and n > 1:
             cum = np.array(cum_points)
