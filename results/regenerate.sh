@@ -216,7 +216,26 @@ if python -m probing models fetch mpnet-base >/dev/null; then
       --plotlyjs cdn --quiet --overwrite --save-probes --out "$OUT/equal-size"
   done
   step mpnet-base__relative-depth env PYTHONPATH=. python results/model_depths.py
+  # Issue 43: erasure for mpnet-base-mlm (the fetched encoder + the MLM head trained here).
+  # The held-out protocol at minilm-l6-mlm's sizes (ERASE_TRAIN/TEST/FIT/DEV: in-sample,
+  # test, fit and dev sets, random draws, fit-set curve); to fit the 2-core CPU (the spec in
+  # each run's JSON records it): no recovery probes, the LM effect on MPNET_ERASE_LM sentences.
+  for task in pos deprel supersense; do
+    step "mpnet-base-mlm__erase-${task}" nice -n 15 python -m probing erase \
+      --model mpnet-base-mlm --task "$task" --layers all --method leace \
+      --train-sentences "$ERASE_TRAIN" --test-sentences "$ERASE_TEST" \
+      --heldout-sentences "${MPNET_ERASE_LM:-10}" --fit-sentences "$ERASE_FIT" \
+      --heldout-train-sentences "$ERASE_DEV" --fit-curve "$ERASE_CURVE" --no-recovery \
+      --quiet --overwrite --out "$OUT/interventions"
+  done
 fi
+# Issue 43: the course's objectives. The NSP/SOP lesson (the heads in models/ scored on the
+# three test sets) and fine-tuning minilm-l6 (3 seeds per task, resumable, against frozen
+# scalar mixes); both write their generated blocks of docs/course_objectives.md.
+step nsp-sop env PYTHONPATH=. nice -n 10 python results/nsp_sop.py \
+  --out "$OUT/nsp-sop" --doc docs/course_objectives.md --overwrite
+step finetune env PYTHONPATH=. nice -n 10 python results/finetune/make.py --train --jobs 2 \
+  --out "$OUT/finetune" --docs docs/course_objectives.md --overwrite
 # Last: every claim of docs/results.md, made by the comparison engine from the files above
 # (results/claims.json and docs/results.md are written together; issue 40).
 step claims env PYTHONPATH=. python results/write_results.py
