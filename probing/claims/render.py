@@ -24,6 +24,8 @@ TOPICS = (
     ("alterrep", "Counterfactual pushes (AlterRep)"),
     ("neurons", "Units that matter"),
     ("attribution", "Attribution faithfulness"),
+    ("pre-training objectives", "Pre-training objectives (NSP and SOP heads)"),
+    ("fine-tuning", "What fine-tuning changes"),
 )
 
 

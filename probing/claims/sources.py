@@ -589,6 +589,7 @@ def _table_claims(root: Path) -> list[Claim]:
                         path, d["model"], "neurons", what, key, d[key]["comparisons"], scale, unit
                     )
                 )
+    out += list(course_objective_tables(root))
     fa = root / "attribution" / "faithfulness.json"
     if fa.is_file():
         d = json.loads(fa.read_text(encoding="utf-8"))
@@ -596,6 +597,29 @@ def _table_claims(root: Path) -> list[Claim]:
             what = f"Attribution faithfulness ({key.replace('_', ' ')}, {d['n_cases']} cases)"
             out.append(engine_table(fa, d["model"], "attribution", what, key))
     return [c for c in out if c]
+
+
+def course_objective_tables(root: Path) -> Iterator[Claim | None]:
+    """Issue 43's engine tables: the NSP/SOP heads on three test sets (every pair of heads
+    and each head against chance, one Holm family) and fine-tuning minilm-l6 (three
+    families: fine-tuned vs frozen scalar mixes, and each task's probe per layer after
+    tuning on the other)."""
+    nsp = root / "nsp-sop" / "summary.json"
+    if nsp.is_file():
+        d = json.loads(nsp.read_text(encoding="utf-8"))
+        what = (
+            "NSP and SOP heads on minilm-l6, accuracy on pairs from another document, from the "
+            "same document and swapped"
+        )
+        yield engine_table(
+            nsp, "minilm-l6", "pre-training objectives", what, table={"rows": d["differences"]}
+        )
+    ft = root / "finetune" / "comparisons.json"
+    if ft.is_file():
+        d = json.loads(ft.read_text(encoding="utf-8"))
+        for key in sorted(d):
+            what = f"Fine-tuning minilm-l6, {key.replace('_', ' ')} ({d[key]['metric']})"
+            yield engine_table(ft, "minilm-l6", "fine-tuning", what, key, d[key])
 
 
 def collect(results_dir: str | Path, n_boot: int = N_BOOT) -> list[Claim]:
