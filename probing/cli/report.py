@@ -32,9 +32,9 @@ import sys
 import time
 from pathlib import Path
 
+from probing.cli.sweep import add_executor_arguments
 from probing.report.plan import PARTS
 from probing.shipped import add_overwrite_argument, output_folder, refuse_shipped
-from probing.sweep.executors import EXECUTORS
 
 PART_NAMES = PARTS  # in the report's order
 
@@ -52,23 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="comma-separated parts (default all): " + ", ".join(PART_NAMES),
     )
-    p.add_argument(
-        "--executor",
-        default="local",
-        choices=EXECUTORS,
-        help="local: the parts one after the other in this process (default); ray: Ray "
-        "tasks, in parallel (pip install ray)",
-    )
-    p.add_argument(
-        "--address",
-        default=None,
-        help="Ray cluster to join: auto, or ray://HEAD:10001 (default: start a local Ray instance)",
-    )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="CPUs of a local Ray instance (default: the cores here)",
+    add_executor_arguments(
+        p, "the parts one after the other in this process", "CPUs of a local Ray instance"
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_overwrite_argument(p)

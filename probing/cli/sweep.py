@@ -21,25 +21,28 @@ from probing.shipped import add_overwrite_argument, output_folder, refuse_shippe
 from probing.sweep.executors import EXECUTORS
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of ``python -m probing sweep``."""
-    p.add_argument("spec", help="the sweep's TOML spec (see docs/examples/sweep.toml)")
+def add_executor_arguments(p: argparse.ArgumentParser, local: str, workers: str) -> None:
+    """``--executor``, ``--address`` and ``--workers`` (sweeps and reports): ``local`` and
+    ``workers`` say what the local executor and the worker count mean for the command."""
     p.add_argument(
         "--executor",
         default="local",
         choices=EXECUTORS,
-        help="local: a process pool here (default); ray: Ray tasks (pip install ray)",
+        help=f"local: {local} (default); ray: Ray tasks, in parallel (pip install ray)",
     )
     p.add_argument(
         "--address",
         default=None,
         help="Ray cluster to join: auto, or ray://HEAD:10001 (default: start a local Ray instance)",
     )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="worker processes (local) or CPUs of a local Ray instance (default: the cores here)",
+    p.add_argument("--workers", type=int, default=None, help=f"{workers} (default: the cores here)")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``python -m probing sweep``."""
+    p.add_argument("spec", help="the sweep's TOML spec (see docs/examples/sweep.toml)")
+    add_executor_arguments(
+        p, "a process pool here", "worker processes (local) or CPUs of a local Ray instance"
     )
     p.add_argument(
         "--out",

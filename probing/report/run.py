@@ -109,6 +109,20 @@ def read_part(path: Path) -> dict[str, Any] | None:
         return None
 
 
+def kept_part(
+    out: Path, name: str, key: dict[str, Any], say: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """Part ``name``'s stored record when it was made with ``key`` (said); ``None`` when the
+    part must run (a record made otherwise is said to be recomputed)."""
+    stored = read_part(out / PARTS_DIR / f"{name}.json")
+    if stored is not None and stored.get("key") == key:
+        say(f"{name}: done before ({stored['seconds']:.1f} s), kept")
+        return stored
+    if stored is not None:
+        say(f"{name}: stored with other settings; recomputing")
+    return None
+
+
 @dataclass
 class Prepared:
     """What a report run needs before its first file: the model's identity, the request
@@ -180,17 +194,13 @@ def run_report(
     spent = {"measured": 0.0, "estimated": 0.0}  # parts computed in this run
     in_process = runnable if executor is None else []  # else: run_as_tasks, below
     for i, p in enumerate(in_process):
-        path = out / PARTS_DIR / f"{p.name}.json"
         key = part_key(p, model_id)
-        stored = read_part(path)
-        if stored is not None and stored.get("key") == key:
-            say(f"{p.name}: done before ({stored['seconds']:.1f} s), kept")
+        stored = kept_part(out, p.name, key, say)
+        if stored is not None:
             records[p.name] = stored
             before += p.estimate_s
             tell(before / whole, f"{p.name}: done before, kept")
             continue
-        if stored is not None:
-            say(f"{p.name}: stored with other settings; recomputing")
         say(f"{p.name}: running (estimate {p.estimate_s:.0f} s)")
 
         share, head = p.estimate_s / whole, f"part {i + 1} of {len(runnable)}, {p.name}"
@@ -300,15 +310,12 @@ def run_as_tasks(
     done_s, todo, keys = 0.0, [], {}
     for p in runnable:
         keys[p.name] = key = part_key(p, model_id)
-        stored = read_part(out / PARTS_DIR / f"{p.name}.json")
-        if stored is not None and stored.get("key") == key:
-            say(f"{p.name}: done before ({stored['seconds']:.1f} s), kept")
+        stored = kept_part(out, p.name, key, say)
+        if stored is not None:
             records[p.name] = stored
             done_s += p.estimate_s
             tell(done_s / whole, f"{p.name}: done before, kept")
             continue
-        if stored is not None:
-            say(f"{p.name}: stored with other settings; recomputing")
         todo.append(p)
     if not todo:
         return
