@@ -64,7 +64,7 @@ tagging() {  # tagging MODEL TASK DATASET TRAIN TEST: several seeds, MDL, all tr
 # budget (results/reports/<model>/: report.json and the part records; the HTML page, ~5 MB
 # with plotly inside, is git-ignored and rebuilt by the Report page from them). What follows
 # them is what the reports do not cover: the full-data runs the findings rest on.
-for spec in "minilm-l6-mlm 10m" "elmo-mini 12m" "mpnet-base 60m"; do
+for spec in "minilm-l6-mlm 10m" "elmo-mini 10m" "mpnet-base 60m"; do
   set -- $spec
   # mpnet-base is fetched once (~404 MB); skipped when it cannot be had
   [[ "$1" == mpnet-base ]] && ! python -m probing models fetch mpnet-base >/dev/null && continue
