@@ -252,6 +252,19 @@ def _list(names: list[str]) -> str:
     return ", ".join(names)
 
 
+def _called_layers(
+    rows: list[Difference], up: str, down: str, tie: str, *, down_first: bool = False
+) -> str:
+    """The layers (each row's ``b``) the engine calls up, calls down and does not call, each
+    group worded by its template ("{}": the layers) and left out when empty."""
+    layer = lambda d: d.b.split()[-1]  # noqa: E731
+    ups = [layer(d) for d in rows if d.called and d.value > 0]
+    downs = [layer(d) for d in rows if d.called and d.value < 0]
+    groups = [(down, downs), (up, ups)] if down_first else [(up, ups), (down, downs)]
+    groups.append((tie, [layer(d) for d in rows if not d.called]))
+    return "; ".join(text.format(_list(names)) for text, names in groups if names)
+
+
 def claims(name: str, payload: dict[str, Any]) -> list[str]:
     """The sentence written from the part's comparison table: which comparisons the
     engine calls (Holm-adjusted p < 0.05, the interval off zero), which it does not."""
@@ -259,37 +272,26 @@ def claims(name: str, payload: dict[str, Any]) -> list[str]:
     rows = [Difference.from_dict(r) for r in (payload.get("comparisons") or {}).get("rows", [])]
     if not rows:
         return []
-    number = lambda d: d.b.split()[-1]  # noqa: E731
     if name == "cloze":
         last = rows[0].a.split()[-1]
-        above = [number(d) for d in rows if d.called and d.value > 0]
-        below = [number(d) for d in rows if d.called and d.value < 0]
-        ties = [number(d) for d in rows if not d.called]
-        parts = []
-        if above:
-            parts.append(f"above layers {_list(above)}")
-        if below:
-            parts.append(f"below layers {_list(below)}")
-        if ties:
-            parts.append(f"not distinguishable from layers {_list(ties)}")
+        said = _called_layers(
+            rows, "above layers {}", "below layers {}", "not distinguishable from layers {}"
+        )
         return [
             f"Paired comparisons of top-1 cloze accuracy: the head read at the last layer "
-            f"({last}) is {'; '.join(parts)} (bootstrap over sentences, Holm over "
+            f"({last}) is {said} (bootstrap over sentences, Holm over "
             f"{len(rows)} comparisons)."
         ]
-    lower = [number(d) for d in rows if d.called and d.value < 0]
-    higher = [number(d) for d in rows if d.called and d.value > 0]
-    ties = [number(d) for d in rows if not d.called]
-    parts = []
-    if lower:
-        parts.append(f"lower under the tuned lens at layers {_list(lower)}")
-    if higher:
-        parts.append(f"higher under the tuned lens at layers {_list(higher)}")
-    if ties:
-        parts.append(f"not distinguishable at layers {_list(ties)}")
+    said = _called_layers(
+        rows,
+        "higher under the tuned lens at layers {}",
+        "lower under the tuned lens at layers {}",
+        "not distinguishable at layers {}",
+        down_first=True,
+    )
     return [
         "Paired comparisons of KL to the final distribution, tuned minus logit lens: "
-        f"{'; '.join(parts)} (bootstrap over sentences, Holm over {len(rows)} layers)."
+        f"{said} (bootstrap over sentences, Holm over {len(rows)} layers)."
     ]
 
 
