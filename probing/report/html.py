@@ -14,6 +14,7 @@ from typing import Any
 
 from probing.io import atomic_write_text
 from probing.report import parts
+from probing.report.identity import architecture
 from probing.report.plan import Plan, format_seconds
 
 STYLE = """
@@ -45,9 +46,11 @@ def identity_section(report: dict[str, Any]) -> str:
         for split, s in splits.items()
     )
     config = json.dumps(m["config"], indent=1) if m["config"] else "none found"
+    # reports written before the field existed: the same rule on their recorded config
+    arch = m.get("architecture") or architecture(m["config"], m["family"])
     rows = [
         ("model", _e(m["model"])),
-        ("name, family", f"{_e(m['name'])}, {_e(m['family'])}"),
+        ("name, architecture", f"{_e(m['name'])}, {_e(arch)} ({_e(m['family'])} encoder)"),
         ("provenance", _e(m["provenance"])),
         ("layers × width", f"{m['layers']} × {m['dim']}, {m['heads']} heads"),
         ("weights (SHA-256)", weights),

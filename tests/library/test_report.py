@@ -125,6 +125,7 @@ def test_the_page_has_every_section_with_a_drawn_figure(report):
     # identity first, then the claims, from the engine's table
     assert page.index("Model identity") < page.index("Summary of claims") < page.index("part-pos")
     sha = record["model"]["weights_sha256"]
+    assert record["model"]["architecture"] == "bert"  # the tiny checkpoint's config.model_type
     assert len(sha) == 1 and all(len(h) == 64 for h in sha.values())
     for task in ("pos", "deprel", "dep-distance"):
         (claim,) = record["claims"][task]
@@ -262,3 +263,18 @@ def test_a_part_made_from_other_data_is_not_reused(checkpoint, small_data, data_
         small = part_key(part, model_id)
     assert small != part_key(part, model_id)  # the whole UD-EWT dev split
     assert small["settings"] == part_key(part, model_id)["settings"]
+
+
+def test_the_identity_names_the_checkpoints_own_architecture():
+    """The committed mpnet-base report runs on the "bert" encoder family; its identity table
+    says the checkpoint is MPNet (its config's model_type), and ELMo stays "elmo"."""
+    from probing import config
+    from probing.report.html import identity_section
+
+    for model, arch, family in (("mpnet-base", "mpnet", "bert"), ("elmo-mini", "elmo", "elmo")):
+        record = json.loads(
+            (config.REPO_ROOT / "results" / "reports" / model / "report.json").read_text()
+        )
+        assert record["model"]["family"] == family
+        row = identity_section(record).split("name, architecture", 1)[1].split("</tr>", 1)[0]
+        assert f"{arch} ({family} encoder)" in row, row
