@@ -22,6 +22,13 @@ with its answer drawn: the light-click latency with heavy jobs running (p50/p95 
 ``light_click_p50_s`` / ``light_click_p95_s``).
 
     python bench/load_test.py --sessions 8 --heavy 2 --light-clicks --seconds 90
+
+By default every session acts at once and without pause (a closed loop: with more sessions
+than the server can serve, latency grows with the queue, whatever each action costs).
+``--think S`` adds a user's think time after each visit or click (exponential, mean S,
+seeded per session) and ``--ramp S`` lets the sessions arrive evenly over S seconds.
+
+    python bench/load_test.py --sessions 16 --heavy 4 --light-clicks --think 15 --ramp 30
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import asyncio
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -152,11 +160,26 @@ HEAVY = {
 NOUNS = ["store", "bank", "river", "school", "market", "station", "office", "garden"]
 
 
+def pause(rng: random.Random, mean_s: float) -> float:
+    """A user's think time: exponential with mean ``mean_s`` (0: none), so that sessions do
+    not act in lockstep (a closed loop with no pause measures saturation, not latency)."""
+    return rng.expovariate(1.0 / mean_s) if mean_s > 0 else 0.0
+
+
 async def light_clicks(
-    page, url: str, until: float, sid: int, out: dict, think: float = 1.0, query: str = ""
+    page,
+    url: str,
+    until: float,
+    sid: int,
+    out: dict,
+    think: float = 1.0,
+    query: str = "",
+    mean_pause: float = 0.0,
 ) -> None:
-    """Fill Mask: type a new sentence (Ctrl+Enter) every ``think`` s; time each click until
-    the page became idle again with its answer drawn."""
+    """Fill Mask: type a new sentence (Ctrl+Enter) at most every ``think`` s, after a pause
+    of mean ``mean_pause`` s (:func:`pause`); time each click until the page became idle
+    again with its answer drawn."""
+    rng = random.Random(sid)
     await page.goto(f"{url}/Fill_Mask{'?' + query if query else ''}", timeout=120_000)
     await wait_idle(page, timeout=300)
     box = page.get_by_label("Text", exact=True).first
@@ -177,7 +200,7 @@ async def light_clicks(
             out.setdefault("light_session", []).append(sid)
         except Exception as exc:  # every failure is a counted error
             out["errors"].append(f"session {sid} light click: {type(exc).__name__}: {exc}"[:300])
-        await asyncio.sleep(max(0.0, think - (time.monotonic() - t0)))
+        await asyncio.sleep(max(pause(rng, mean_pause), think - (time.monotonic() - t0)))
 
 
 LOCATE_MS = 180_000  # a widget can take this long to appear on a loaded shared machine
@@ -193,17 +216,21 @@ async def session(
     heavy: Path | None = None,
     light: bool = False,
     click: tuple[float, str] = (1.0, ""),
+    mean_pause: float = 0.0,
+    start_after: float = 0.0,
 ) -> None:
     """Cycle through the pages; with ``heavy`` (an upload file), a heavy action after every
     second page visit, alternating between the kinds in HEAVY; with ``light``, only light
     clicks on Fill Mask (:func:`light_clicks`)."""
+    await asyncio.sleep(start_after)  # --ramp: sessions arrive one after another
     ctx = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await ctx.new_page()
     i = sid  # stagger: sessions start on different pages
     n_heavy = 0
+    rng = random.Random(1000 + sid)
     try:
         if light:
-            await light_clicks(page, url, until, sid, out, *click)
+            await light_clicks(page, url, until, sid, out, *click, mean_pause=mean_pause)
         while not light and time.monotonic() < until:
             if heavy is not None and i % 2 == 0:
                 name = list(HEAVY)[(n_heavy + sid) % len(HEAVY)]
@@ -236,6 +263,7 @@ async def session(
                 out["visits"] += 1
             except Exception as exc:  # every failure is a counted error
                 out["errors"].append(f"session {sid} /{path}: {type(exc).__name__}: {exc}"[:300])
+            await asyncio.sleep(min(pause(rng, mean_pause), max(0.0, until - time.monotonic())))
         out["held"] += 1
     finally:
         await ctx.close()
@@ -317,7 +345,10 @@ async def run(
     light: bool = False,
     click: tuple[float, str] = (1.0, ""),
     server_pid: int | None = None,
+    pacing: tuple[float, float] = (0.0, 0.0),
 ) -> dict:
+    """``pacing``: (mean think time between a session's actions, seconds over which the
+    sessions arrive), both 0 by default: every session acts at once and without pause."""
     from playwright.async_api import async_playwright
 
     out: dict = {
@@ -347,6 +378,8 @@ async def run(
                         upload if s < n_heavy else None,
                         light and s >= n_heavy,
                         click,
+                        mean_pause=pacing[0],
+                        start_after=pacing[1] * s / sessions,
                     )
                     for s in range(sessions)
                 )
@@ -409,6 +442,19 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="URL query for the Fill Mask page, e.g. by_layer=false",
     )
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean think time (s, exponential, seeded per session) after each page visit or "
+        "light click (default 0: a closed loop with no pause, which measures saturation)",
+    )
+    ap.add_argument(
+        "--ramp",
+        type=float,
+        default=0.0,
+        help="the sessions arrive evenly over this many seconds (default 0: all at once)",
+    )
     args = ap.parse_args(argv)
     kinds = [k.strip() for k in args.heavy_kinds.split(",") if k.strip()]
     if not kinds or any(k not in HEAVY for k in kinds):
@@ -419,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("bounded: at most 32 sessions and 900 seconds")
     paths = page_paths()
     click = (args.click_every, args.fill_mask_query)
+    if args.think < 0 or not 0 <= args.ramp < args.seconds:
+        ap.error("--think must be >= 0 and --ramp in [0, --seconds)")
+    pacing = (args.think, args.ramp)
     env = {} if args.no_demo else {"CONTEXTLENS_DEMO": "1"}
     RUN_LOG.unlink(missing_ok=True)
     env["CONTEXTLENS_RUN_LOG"] = str(RUN_LOG)
@@ -431,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
             "machine": f"{os.cpu_count()} cores, {platform.machine()}",
             "sessions": args.sessions,
             "seconds": args.seconds,
+            "think_mean_s": args.think,
+            "ramp_s": args.ramp,
             "sessions_held": res["held"],
             "visits": res["visits"],
             "errors": len(res["errors"]),
@@ -501,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.heavy,
                     args.light_clicks,
                     click,
+                    pacing=pacing,
                 )
             ),
             None,
@@ -529,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.light_clicks,
                     click,
                     server_pid=pid,
+                    pacing=pacing,
                 )
             ),
             pid,
