@@ -31,6 +31,9 @@ class ModelInfo:
     n_contextual_layers: int
     dim: int
     provenance: str  # one or two sentences: what it is, what it was trained on
+    # The checkpoint's own architecture, set by its encoder: the transformers config's
+    # model_type ("bert", "mpnet", "roberta"…) or "elmo"; "" for a model not loaded yet.
+    architecture: str = ""
     source: str = ""  # hub id, URL or folder the weights came from
     how_to_get_real: str = ""  # for embedded stand-ins: how to load the real thing
     has_attention: bool = False

@@ -166,7 +166,8 @@ def provenance_card(encoder: Encoder) -> None:
     info = encoder.info
     with st.container(border=True):
         st.markdown(
-            f"**{info.name}** · {info.family} · {info.n_contextual_layers} layers · {info.dim} dims"
+            f"**{info.name}** · {info.architecture or info.family} · "
+            f"{info.n_contextual_layers} layers · {info.dim} dims"
         )
         st.caption(info.provenance)
         if info.how_to_get_real:

@@ -109,6 +109,7 @@ class TransformersEncoder(Encoder):
         hooks_refused = surface.refusal(self.model)  # "" when the surface knows it
         self.info = replace(
             declared(replace(info, family="bert")),
+            architecture=str(getattr(cfg, "model_type", "") or "bert"),
             n_contextual_layers=n_layers,
             dim=int(getattr(cfg, "hidden_size", getattr(cfg, "dim", 0))),
             n_heads=int(getattr(cfg, "num_attention_heads", 0) or getattr(cfg, "n_heads", 0)),

@@ -710,6 +710,7 @@ def load_elmo(
     info = ModelInfo(
         name=name or options.parent.name,
         family="elmo",
+        architecture="elmo",
         n_contextual_layers=cfg.n_layers,
         dim=cfg.output_dim,
         provenance=provenance or f"ELMo weights from {options.parent}.",

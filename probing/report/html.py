@@ -14,7 +14,6 @@ from typing import Any
 
 from probing.io import atomic_write_text
 from probing.report import parts
-from probing.report.identity import architecture
 from probing.report.plan import Plan, format_seconds
 
 STYLE = """
@@ -35,6 +34,13 @@ def _rows(pairs: list[tuple[str, Any]]) -> str:
     return "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
 
 
+def _recorded_architecture(m: dict[str, Any]) -> str:
+    """For reports written before ``architecture`` was recorded: the model_type of their
+    recorded config (what the encoder reads into ModelInfo.architecture), else the family."""
+    model_type = (m["config"] or {}).get("model_type")
+    return model_type if isinstance(model_type, str) and model_type else m["family"]
+
+
 def identity_section(report: dict[str, Any]) -> str:
     m, sw = report["model"], report["software"]
     weights = "<br>".join(
@@ -46,8 +52,7 @@ def identity_section(report: dict[str, Any]) -> str:
         for split, s in splits.items()
     )
     config = json.dumps(m["config"], indent=1) if m["config"] else "none found"
-    # reports written before the field existed: the same rule on their recorded config
-    arch = m.get("architecture") or architecture(m["config"], m["family"])
+    arch = m.get("architecture") or _recorded_architecture(m)
     rows = [
         ("model", _e(m["model"])),
         ("name, architecture", f"{_e(m['name'])}, {_e(arch)} ({_e(m['family'])} encoder)"),

@@ -52,14 +52,6 @@ def weights_folders(model: str) -> list[Path]:
         return []
 
 
-def architecture(model_config: dict[str, Any] | None, family: str) -> str:
-    """The checkpoint's own architecture: its config's ``model_type`` (``mpnet``, ``roberta``…),
-    else the encoder family. ``family`` alone says which ContextLens encoder runs it, which is
-    ``bert`` for every transformers encoder (MPNet included)."""
-    model_type = (model_config or {}).get("model_type")
-    return str(model_type) if isinstance(model_type, str) and model_type else family
-
-
 def model_identity(model: str, encoder: Encoder) -> dict[str, Any]:
     """Name, family, architecture, shapes, the SHA-256 of each weights file and the config."""
     info = encoder.info
@@ -80,7 +72,7 @@ def model_identity(model: str, encoder: Encoder) -> dict[str, Any]:
         "model": model,
         "name": info.name,
         "family": info.family,
-        "architecture": architecture(model_config, info.family),
+        "architecture": info.architecture or info.family,
         "source": info.source,
         "provenance": info.provenance,
         "layers": int(info.n_contextual_layers),

@@ -250,6 +250,8 @@ def test_capabilities_are_declared_in_the_info(enc):
     assert info.has_layer_hooks and info.has_head_hooks and info.has_value_norms
     assert info.no_hooks_reason == "" and info.direction_blocks == 1
     assert info.piece_convention == CONVENTION[family]
+    # the checkpoint's own architecture (its config's model_type), not the encoder family
+    assert info.architecture == family and info.family == "bert"
 
 
 @torch.inference_mode()

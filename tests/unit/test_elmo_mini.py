@@ -19,6 +19,7 @@ def elmo_mini():
 def test_loads_offline_with_its_provenance(elmo_mini):
     info = elmo_mini.info
     assert info.family == "elmo" and info.n_contextual_layers == 2 and info.dim == 256
+    assert info.architecture == "elmo"
     assert not info.has_attention and not info.has_mlm_head
     assert "trained here by ContextLens" in info.provenance
     assert "elmo-original" in info.how_to_get_real
